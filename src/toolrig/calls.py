@@ -1,0 +1,53 @@
+"""A model's request to run a tool: :class:`ToolCall`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = ["ToolCall"]
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool call as a provider sent it.
+
+    ``arguments`` may be a mapping or the raw JSON string the model produced; the runtime
+    parses and repairs it. Use :meth:`parsed_arguments` for a strict parse.
+    """
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+    id: str = field(default_factory=_new_id)
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """Arguments as a dict; a JSON string is parsed (``""`` means ``{}``).
+
+        Raises:
+            ValueError: the string is not a JSON object.
+        """
+        args = self.arguments
+        if isinstance(args, str):
+            if not args.strip():
+                return {}
+            value = json.loads(args)
+            if not isinstance(value, dict):
+                raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+            return value
+        return dict(args)
+
+    def with_arguments(self, arguments: Mapping[str, Any] | str) -> ToolCall:
+        """A copy with other arguments (same id)."""
+        return replace(self, arguments=arguments)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain form: ``{"id", "name", "arguments"}``."""
+        args = self.arguments if isinstance(self.arguments, str) else dict(self.arguments)
+        return {"id": self.id, "name": self.name, "arguments": args}

@@ -1,0 +1,139 @@
+"""The per-call context and injected parameters.
+
+The current :class:`CallContext` travels in a :class:`contextvars.ContextVar`, so concurrent
+calls (threads or tasks) never see each other's state. A parameter annotated
+``Injected[T]`` is hidden from the model and filled from that context at call time.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Annotated, Any, Generic, TypeVar
+
+__all__ = [
+    "CallContext",
+    "Injected",
+    "InjectionError",
+    "ProgressCallback",
+    "current_context",
+    "use_context",
+]
+
+T = TypeVar("T")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+"""``(progress, total, message)``; may be sync or async."""
+
+
+class _InjectedMarker:
+    """Metadata marker placed in ``Annotated`` by :data:`Injected`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "INJECTED"
+
+
+INJECTED = _InjectedMarker()
+
+
+class Injected(Generic[T]):
+    """``Injected[T]``: a parameter filled from the call context, never shown to the model.
+
+    Resolution, in order: a parameter typed :class:`CallContext` gets the context itself; a
+    name found in ``context.state`` gets that value; else a unique value in ``context.state``
+    that is an instance of ``T``; ``context.deps`` if it is an instance of ``T``; else the
+    parameter's default.
+    """
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return Annotated[item, INJECTED]
+
+
+class InjectionError(LookupError):
+    """An injected parameter has no value in the current call context."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallContext:
+    """Who is calling, on whose behalf, and what the call may use.
+
+    Attributes:
+        user: the end user on whose behalf the agent acts.
+        agent: the agent (or model) that asked for the call.
+        session: a conversation or run identifier.
+        call_id: the id of the tool call being executed.
+        tool_name: the tool being executed.
+        roles: roles of the user, for policies.
+        state: values for ``Injected`` parameters, by parameter name.
+        deps: one dependency object for ``Injected`` parameters, matched by type.
+        metadata: anything else (request ids, tenant, ...).
+        progress: receives progress reports from the tool.
+    """
+
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    call_id: str | None = None
+    tool_name: str | None = None
+    roles: frozenset[str] = frozenset()
+    state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    deps: Any = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    progress: ProgressCallback | None = None
+
+    def derive(self, **changes: Any) -> CallContext:
+        """A copy with some fields changed (contexts are never mutated)."""
+        return replace(self, **changes)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress to whoever runs the call (no-op when nobody listens)."""
+        if self.progress is None:
+            return
+        result = self.progress(progress, total, message)
+        if inspect.isawaitable(result):
+            await result
+
+    def resolve(self, name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
+        """Find the value of an injected parameter (see :class:`Injected`)."""
+        if isinstance(annotation, type) and issubclass(annotation, CallContext):
+            return self
+        if name in self.state:
+            return self.state[name]
+        if isinstance(annotation, type):
+            matches = [v for v in self.state.values() if isinstance(v, annotation)]
+            if len(matches) == 1:
+                return matches[0]
+            if self.deps is not None and isinstance(self.deps, annotation):
+                return self.deps
+        if default is not inspect.Parameter.empty:
+            return default
+        raise InjectionError(
+            f"injected parameter {name!r} has no value: pass it in CallContext(state={{{name!r}: ...}})"
+        )
+
+
+EMPTY_CONTEXT = CallContext()
+_current: ContextVar[CallContext] = ContextVar("toolrig_call_context", default=EMPTY_CONTEXT)
+
+
+def current_context() -> CallContext:
+    """The context of the call running in this task or thread (an empty one outside calls)."""
+    return _current.get()
+
+
+@contextmanager
+def use_context(ctx: CallContext) -> Iterator[CallContext]:
+    """Make ``ctx`` the current context inside the ``with`` block."""
+    token = _current.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _current.reset(token)

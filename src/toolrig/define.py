@@ -1,0 +1,411 @@
+"""Defining tools: the ``@tool`` decorator, the ``Tool`` base class, plain functions, schema-only tools.
+
+Every form ends up as a :class:`BaseTool`: a frozen :class:`~toolrig.spec.ToolSpec` (what the
+model sees) plus the means to validate arguments and invoke the code.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import fields as dc_fields
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, overload
+
+from toolrig.coerce import coerce_to_schema
+from toolrig.context import EMPTY_CONTEXT, CallContext, use_context
+from toolrig.errors import ArgumentsError, DefinitionError, ToolFailure
+from toolrig.results import ToolResult, to_result
+from toolrig.schema import FunctionSchema, function_schema, json_round_trips
+from toolrig.spec import ToolSpec, ToolState
+
+__all__ = ["BaseTool", "FunctionTool", "SchemaTool", "Tool", "as_tool", "schema_tool", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+SPEC_OPTIONS = frozenset(f.name for f in dc_fields(ToolSpec)) - {"input_schema", "output_schema"}
+"""Keyword options accepted by ``@tool(...)``, ``schema_tool(...)`` and ``Tool`` class attributes."""
+
+Formatter = Callable[[Any], Any]
+
+
+def _split_options(where: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(options) - SPEC_OPTIONS
+    if unknown:
+        raise DefinitionError(
+            f"{where}: unknown option(s) {sorted(unknown)}; known options: {sorted(SPEC_OPTIONS)}"
+        )
+    return dict(options)
+
+
+class BaseTool(ABC):
+    """What every tool is: a spec, a validator and an invoker.
+
+    Attributes:
+        spec: the frozen, JSON-serialisable description.
+        formatter: optional function applied to the raw return value before conversion.
+        check_fn: optional availability check (see :meth:`available`).
+    """
+
+    spec: ToolSpec
+    formatter: Formatter | None = None
+    check_fn: Callable[[], bool] | None = None
+    check_ttl: float = 30.0
+
+    @property
+    def name(self) -> str:
+        """The tool's name (``spec.name``)."""
+        return self.spec.name
+
+    @property
+    def state(self) -> ToolState:
+        """Live status and stats, created on first use."""
+        st: ToolState | None = self.__dict__.get("_toolrig_state")
+        if st is None:
+            st = self.__dict__.setdefault("_toolrig_state", ToolState())
+        return st
+
+    @property
+    def is_async(self) -> bool:
+        """True when invoking the tool awaits (so no thread is needed to keep the loop free)."""
+        return True
+
+    @abstractmethod
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and coerce model-given arguments; raise :class:`ArgumentsError` if wrong."""
+
+    @abstractmethod
+    async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
+        """Run the tool on validated values, with ``ctx`` as the current call context."""
+
+    def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
+        """Run the tool from synchronous code (a worker thread or a script)."""
+        import anyio
+
+        return anyio.run(self.invoke, values, ctx)
+
+    def to_result(self, value: Any) -> ToolResult:
+        """Convert a raw return value (after the formatter, if any) into a ToolResult."""
+        if self.formatter is not None:
+            value = self.formatter(value)
+        return to_result(value)
+
+    def available(self) -> bool:
+        """Run ``check_fn`` (cached for ``check_ttl`` seconds); True when there is none."""
+        if self.check_fn is None:
+            return True
+        now = time.monotonic()
+        cached: tuple[float, bool] | None = self.__dict__.get("_toolrig_check")
+        if cached is not None and now - cached[0] < self.check_ttl:
+            return cached[1]
+        try:
+            ok = bool(self.check_fn())
+        except Exception:
+            ok = False
+        self.__dict__["_toolrig_check"] = (now, ok)
+        return ok
+
+    def with_spec(self, **changes: Any) -> BaseTool:
+        """A shallow copy of this tool with spec fields changed (e.g. a new name)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith("_toolrig_")})
+        clone.spec = self.spec.replace(**changes)
+        return clone
+
+    async def __call_tool__(self, arguments: Mapping[str, Any], ctx: CallContext | None = None) -> ToolResult:
+        """Validate, invoke and convert in one step, without any pipeline (for tests and scripts)."""
+        return self.to_result(await self.invoke(self.validate(arguments), ctx))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec.key}>"
+
+
+class _SignatureTool(BaseTool):
+    """A tool whose schema comes from a Python signature."""
+
+    _schema: FunctionSchema
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        return self._schema.validate(arguments)
+
+    def _target(self) -> Callable[..., Any]:
+        raise NotImplementedError  # pragma: no cover - abstract helper, overridden below
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self._target())
+
+    @property
+    def function_schema(self) -> FunctionSchema:
+        """The schema and parameter information derived from the signature."""
+        return self._schema
+
+    def bind(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> tuple[list[Any], dict[str, Any]]:
+        """Arguments for the underlying callable, injected ones resolved from ``ctx``."""
+        return self._schema.bind(values, ctx or EMPTY_CONTEXT)
+
+    async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
+        ctx = ctx or EMPTY_CONTEXT
+        fn = self._target()
+        args, kwargs = self._schema.bind(values, ctx)
+        with use_context(ctx):
+            result = fn(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        return result
+
+    def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
+        fn = self._target()
+        if inspect.iscoroutinefunction(fn):
+            return super().invoke_sync(values, ctx)
+        ctx = ctx or EMPTY_CONTEXT
+        args, kwargs = self._schema.bind(values, ctx)
+        with use_context(ctx):
+            return fn(*args, **kwargs)
+
+
+class FunctionTool(_SignatureTool, Generic[P, R]):
+    """A tool made from a function; calling it calls the function unchanged."""
+
+    def __init__(self, fn: Callable[P, R], *, formatter: Formatter | None = None,
+                 check_fn: Callable[[], bool] | None = None, **options: Any) -> None:
+        if not callable(fn):
+            raise DefinitionError(f"@tool needs a function, got {type(fn).__name__}")
+        options = _split_options(getattr(fn, "__name__", "tool"), options)
+        name = options.pop("name", None) or getattr(fn, "__name__", None)
+        if not isinstance(name, str):
+            raise DefinitionError("cannot take a tool name from this callable; pass name=...")
+        from toolrig.spec import check_name
+
+        check_name(name)
+        description = options.pop("description", None)
+        self.fn = fn
+        self._schema = function_schema(fn, tool_name=name, description=description)
+        if not self._schema.description:
+            raise DefinitionError(
+                f"tool {name!r} has no description: add a docstring or pass description=..."
+            )
+        self.spec = ToolSpec(name=name, description=self._schema.description,
+                             input_schema=self._schema.input_schema,
+                             output_schema=self._schema.output_schema, **options)
+        self.formatter = formatter
+        self.check_fn = check_fn
+        functools.update_wrapper(self, fn)
+
+    def _target(self) -> Callable[..., Any]:
+        return self.fn
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.fn(*args, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickle by reference to the module attribute (process isolation sends tools this way).
+        return (getattr, (inspect.getmodule(self.fn), self.fn.__name__))
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+@overload
+def tool(*, formatter: Formatter | None = None, check_fn: Callable[[], bool] | None = None,
+         **options: Any) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+def tool(fn: Callable[P, R] | None = None, /, **options: Any) -> Any:
+    """Turn a function (sync or async) into a tool; usable bare or with options.
+
+    Options are the :class:`ToolSpec` fields (``name``, ``description``, ``permission``,
+    ``tags``, ``version``, ``timeout``, ``requires_approval``, ``trust``, ``retry``,
+    ``rate_limit``, ``cacheable``, ``cache_ttl``, ``isolation``, ...) plus ``formatter`` and
+    ``check_fn``. The decorated object is still callable exactly like the function.
+
+    Example:
+        >>> @tool(permission="readonly", tags=["weather"])
+        ... def get_weather(city: str) -> str:
+        ...     '''Current weather for a city.'''
+        ...     return "sunny"
+    """
+    if fn is not None:
+        return FunctionTool(fn, **options)
+
+    def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(f, **options)
+
+    return decorate
+
+
+class Tool(_SignatureTool):
+    """Base class for tools written as classes.
+
+    Set ``name`` (default: the class name in snake case) and ``description`` (default: the
+    class docstring) and implement ``run`` (sync or async); its signature defines the schema.
+    Any :class:`ToolSpec` field can be set as a class attribute (``permission = "readonly"``).
+    """
+
+    spec: ClassVar[ToolSpec]  # type: ignore[misc]
+    _schema: ClassVar[FunctionSchema]  # type: ignore[misc]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is None or getattr(run, "__isabstractmethod__", False):
+            if "run" not in {n for base in cls.__mro__[:-1] for n in base.__dict__ if base is not Tool}:
+                return
+            run = next(b.__dict__["run"] for b in cls.__mro__ if "run" in b.__dict__)
+        name = cls.__dict__.get("name") or _snake(cls.__name__)
+        if not isinstance(name, str):
+            raise DefinitionError(f"{cls.__name__}.name must be a string")
+        from toolrig.spec import check_name
+
+        check_name(name)
+        options = {k: getattr(cls, k) for k in SPEC_OPTIONS - {"name", "description"}
+                   if k in _class_attrs(cls)}
+        description = cls.__dict__.get("description") or inspect.getdoc(cls) or None
+        if description is not None and not isinstance(description, str):
+            raise DefinitionError(f"{cls.__name__}.description must be a string")
+        if description == inspect.getdoc(Tool):
+            description = None
+        schema = function_schema(run, tool_name=name, skip_first=True, description=description)
+        if not schema.description:
+            raise DefinitionError(
+                f"tool class {cls.__name__} has no description: add a docstring or `description = ...`"
+            )
+        cls._schema = schema
+        cls.spec = ToolSpec(name=name, description=schema.description, input_schema=schema.input_schema,
+                            output_schema=schema.output_schema, **options)
+        cls.name = name  # type: ignore[assignment]
+        cls.description = schema.description  # type: ignore[attr-defined]
+
+    def _target(self) -> Callable[..., Any]:
+        run = getattr(self, "run", None)
+        if run is None:
+            raise DefinitionError(f"{type(self).__name__} must implement run(...)")
+        return run  # type: ignore[no-any-return]
+
+    def with_spec(self, **changes: Any) -> BaseTool:
+        clone = super().with_spec(**changes)
+        clone.__dict__["spec"] = clone.spec
+        return clone
+
+
+def _class_attrs(cls: type) -> set[str]:
+    names: set[str] = set()
+    for base in cls.__mro__:
+        if base in (Tool, _SignatureTool, BaseTool, object, ABC):
+            continue
+        names.update(base.__dict__)
+    return names
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper() or (i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+Handler = Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+class SchemaTool(BaseTool):
+    """A tool described by a JSON Schema alone (MCP tools, YAML command tools).
+
+    Arguments are coerced guided by the schema (``"5"`` → 5 where an integer is expected),
+    then validated with jsonschema-rs. The handler receives the argument dict, and the
+    :class:`CallContext` as a second argument when it accepts one.
+    """
+
+    def __init__(self, *, name: str, description: str, input_schema: Mapping[str, Any],
+                 handler: Handler | None = None, output_schema: Mapping[str, Any] | None = None,
+                 formatter: Formatter | None = None, check_fn: Callable[[], bool] | None = None,
+                 coerce: bool = True, **options: Any) -> None:
+        options = _split_options(name, options)
+        schema = dict(input_schema)
+        if schema.get("type", "object") != "object":
+            raise DefinitionError(f"tool {name!r}: input_schema must describe an object (type: object)")
+        schema.setdefault("type", "object")
+        if not json_round_trips(schema):
+            raise DefinitionError(f"tool {name!r}: input_schema does not survive a JSON round trip")
+        import jsonschema_rs
+
+        try:
+            self._validator = jsonschema_rs.validator_for(schema)
+        except (ValueError, jsonschema_rs.ValidationError) as exc:
+            raise DefinitionError(f"tool {name!r}: input_schema is not a valid JSON Schema: {exc}") from exc
+        self.spec = ToolSpec(name=name, description=description, input_schema=schema,
+                             output_schema=output_schema, **options)
+        self._schema_dict = schema
+        self.handler = handler
+        self.coerce = coerce
+        self._pass_ctx = handler is not None and _accepts_two(handler)
+        self.formatter = formatter
+        self.check_fn = check_fn
+
+    @property
+    def is_async(self) -> bool:
+        h = self.handler
+        return h is None or inspect.iscoroutinefunction(h) or inspect.iscoroutinefunction(
+            getattr(h, "__call__", None))  # noqa: B004
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        value = dict(arguments)
+        if self.coerce:
+            value = coerce_to_schema(value, self._schema_dict)
+        errors = []
+        for err in self._validator.iter_errors(value):
+            loc = list(err.instance_path)
+            errors.append({"loc": loc, "msg": err.message, "type": type(err.kind).__name__})
+        if errors:
+            lines = [f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in errors]
+            raise ArgumentsError("; ".join(lines), errors)
+        return value
+
+    async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
+        if self.handler is None:
+            raise ToolFailure(f"tool {self.spec.name!r} has no handler here; it is executed elsewhere")
+        ctx = ctx or EMPTY_CONTEXT
+        with use_context(ctx):
+            result = self.handler(dict(values), ctx) if self._pass_ctx else self.handler(dict(values))
+            if inspect.isawaitable(result):
+                result = await result
+        return result
+
+
+def _accepts_two(fn: Callable[..., Any]) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def schema_tool(*, name: str, description: str, input_schema: Mapping[str, Any],
+                handler: Handler | None = None, **options: Any) -> SchemaTool:
+    """Make a tool from a JSON Schema alone; see :class:`SchemaTool`."""
+    return SchemaTool(name=name, description=description, input_schema=input_schema,
+                      handler=handler, **options)
+
+
+def as_tool(obj: Any) -> BaseTool:
+    """Turn any accepted form into a tool object.
+
+    Accepts a tool object (returned as is), a ``Tool`` subclass (instantiated without
+    arguments), or a plain function (wrapped as by bare ``@tool``).
+
+    Raises:
+        DefinitionError: for anything else.
+    """
+    if isinstance(obj, BaseTool):
+        return obj
+    if isinstance(obj, type) and issubclass(obj, Tool):
+        if "spec" not in obj.__dict__:
+            raise DefinitionError(f"{obj.__name__} is abstract: it does not implement run(...)")
+        return obj()
+    if inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj):
+        return FunctionTool(obj)
+    raise DefinitionError(
+        f"cannot make a tool from {obj!r}: pass a function, a @tool, a Tool subclass or instance"
+    )

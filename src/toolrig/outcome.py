@@ -1,0 +1,112 @@
+"""What the agent loop gets back from every call: :class:`ToolOutcome`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from toolrig.results import ToolResult
+
+__all__ = ["ErrorKind", "ToolError", "ToolOutcome"]
+
+
+class ErrorKind(StrEnum):
+    """Why a call failed. Every failure at the tool boundary has exactly one kind."""
+
+    NOT_FOUND = "not_found"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    DENIED = "denied"
+    APPROVAL_REQUIRED = "approval_required"
+    APPROVAL_DENIED = "approval_denied"
+    RATE_LIMITED = "rate_limited"
+    CIRCUIT_OPEN = "circuit_open"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    EXECUTION_ERROR = "execution_error"
+    LOOP_DETECTED = "loop_detected"
+    OUTPUT_TOO_LARGE = "output_too_large"
+    UNAVAILABLE = "unavailable"
+    INTERNAL_ERROR = "internal_error"
+
+
+_RETRYABLE = frozenset({ErrorKind.RATE_LIMITED, ErrorKind.TIMEOUT, ErrorKind.CIRCUIT_OPEN})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolError:
+    """A structured failure: its kind, a message for the model, and details for code."""
+
+    kind: ErrorKind
+    message: str
+    retryable: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, kind: ErrorKind | str, message: str, *, retryable: bool | None = None,
+           **details: Any) -> ToolError:
+        """Build an error; ``retryable`` defaults by kind."""
+        kind = ErrorKind(kind)
+        return cls(kind=kind, message=message,
+                   retryable=kind in _RETRYABLE if retryable is None else retryable, details=details)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain form."""
+        return {"kind": self.kind.value, "message": self.message, "retryable": self.retryable,
+                "details": dict(self.details)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutcome:
+    """The result of one call through the runtime: success or a structured error, never raised.
+
+    Attributes:
+        content: the text the model sees (fenced, truncated and redacted as configured).
+        result: the tool's result parts (None when the tool never ran).
+        repairs: argument repairs applied before validation, one line each.
+        meta: anything stages add (cache hit, stale, version, ...).
+    """
+
+    call_id: str
+    name: str
+    ok: bool
+    content: str = ""
+    result: ToolResult | None = None
+    error: ToolError | None = None
+    attempts: int = 0
+    duration_ms: float = 0.0
+    truncated: bool = False
+    repairs: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def success(cls, call_id: str, name: str, result: ToolResult, **kw: Any) -> ToolOutcome:
+        """A successful outcome whose content defaults to the result's text."""
+        kw.setdefault("content", result.text)
+        return cls(call_id=call_id, name=name, ok=not result.is_error, result=result, **kw)
+
+    @classmethod
+    def failure(cls, call_id: str, name: str, error: ToolError, **kw: Any) -> ToolOutcome:
+        """A failed outcome whose content defaults to a model-readable error line."""
+        kw.setdefault("content", f"Error ({error.kind.value}): {error.message}")
+        return cls(call_id=call_id, name=name, ok=False, error=error, **kw)
+
+    @property
+    def structured(self) -> Any:
+        """The structured value of the result, if any."""
+        return None if self.result is None else self.result.structured
+
+    def derive(self, **changes: Any) -> ToolOutcome:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {
+            "call_id": self.call_id, "name": self.name, "ok": self.ok, "content": self.content,
+            "result": None if self.result is None else self.result.to_dict(),
+            "error": None if self.error is None else self.error.to_dict(),
+            "attempts": self.attempts, "duration_ms": round(self.duration_ms, 3),
+            "truncated": self.truncated, "repairs": list(self.repairs), "meta": dict(self.meta),
+        }

@@ -1,0 +1,285 @@
+"""From a Python signature to JSON Schema (draft 2020-12) and a validator, via pydantic's public API."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Any, get_args, get_origin
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import PydanticSerializationError, core_schema
+
+from toolrig.context import INJECTED, CallContext
+from toolrig.docstrings import DocInfo, parse_docstring
+from toolrig.errors import ArgumentsError, DefinitionError
+
+__all__ = ["FunctionSchema", "ParamInfo", "ToolJsonSchema", "function_schema", "json_round_trips"]
+
+_ARGS_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, arbitrary_types_allowed=False)
+
+
+class ToolJsonSchema(GenerateJsonSchema):
+    """JSON Schema generator that leaves out pydantic's auto-generated property titles."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        out = super().model_schema(schema)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ParamInfo:
+    """One parameter of a tool function."""
+
+    name: str
+    wire_name: str
+    annotation: Any
+    default: Any
+    kind: inspect._ParameterKind
+    injected: bool = False
+
+
+class FunctionSchema:
+    """The model-facing schema of a function and the validator for its arguments."""
+
+    __slots__ = ("_model", "description", "doc", "input_schema", "output_schema", "params")
+
+    def __init__(self, *, description: str, doc: DocInfo, input_schema: dict[str, Any],
+                 output_schema: dict[str, Any] | None, params: tuple[ParamInfo, ...],
+                 model: type[BaseModel]) -> None:
+        self.description = description
+        self.doc = doc
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.params = params
+        self._model = model
+
+    @property
+    def injected(self) -> tuple[ParamInfo, ...]:
+        """Parameters filled from the call context."""
+        return tuple(p for p in self.params if p.injected)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and coerce (pydantic lax mode) model-given arguments.
+
+        Returns:
+            values by Python parameter name (injected parameters not included).
+
+        Raises:
+            ArgumentsError: with one entry per problem.
+        """
+        try:
+            instance = self._model.__pydantic_validator__.validate_python(arguments)
+        except ValidationError as exc:
+            raise arguments_error(exc) from None
+        return {p.name: getattr(instance, p.name) for p in self.params if not p.injected}
+
+    def bind(self, values: Mapping[str, Any], ctx: CallContext) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments for the function, injected ones resolved from ``ctx``."""
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for p in self.params:
+            if p.injected:
+                value = ctx.resolve(p.name, p.annotation, p.default)
+            elif p.name in values:
+                value = values[p.name]
+            else:
+                continue
+            if p.kind is inspect.Parameter.POSITIONAL_ONLY:
+                args.append(value)
+            else:
+                kwargs[p.name] = value
+        return args, kwargs
+
+
+def arguments_error(exc: ValidationError) -> ArgumentsError:
+    """Translate a pydantic ValidationError into an :class:`ArgumentsError` (field and reason)."""
+    errors = []
+    lines = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        loc = ".".join(str(x) for x in err["loc"]) or "(arguments)"
+        kind = err["type"]
+        msg = "unknown field; remove it" if kind == "extra_forbidden" else err["msg"]
+        errors.append({"loc": list(err["loc"]), "msg": msg, "type": kind})
+        lines.append(f"{loc}: {msg}")
+    return ArgumentsError("; ".join(lines), errors)
+
+
+def json_round_trips(schema: Mapping[str, Any]) -> bool:
+    """True when ``schema`` survives ``json.dumps`` / ``json.loads`` unchanged."""
+    try:
+        return bool(json.loads(json.dumps(schema, allow_nan=False)) == schema)
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_injected(annotation: Any) -> tuple[bool, Any]:
+    if get_origin(annotation) is Annotated:
+        base, *meta = get_args(annotation)
+        if any(m is INJECTED for m in meta):
+            return True, base
+    if isinstance(annotation, type) and issubclass(annotation, CallContext):
+        return True, annotation
+    return False, annotation
+
+
+_FORBIDDEN_ORIGINS = (typing.Callable, type)
+
+
+def _check_llm_friendly(fn_name: str, pname: str, annotation: Any) -> None:
+    origin = get_origin(annotation)
+    if annotation is object or origin in _FORBIDDEN_ORIGINS or (
+        origin is not None and getattr(origin, "__module__", "") == "collections.abc"
+        and origin.__name__ in {"Callable", "Iterator", "Generator", "AsyncIterator", "Awaitable"}
+    ):
+        raise DefinitionError(
+            f"{fn_name}: parameter {pname!r} has type {annotation!r}, which a model cannot send; "
+            "use JSON-like types (str, int, float, bool, list, dict, Literal, Enum, models)"
+        )
+    for arg in get_args(annotation):
+        if not isinstance(arg, FieldInfo | str | int | float | bool | type(None)):
+            _check_llm_friendly(fn_name, pname, arg)
+
+
+def _has_description(annotation: Any) -> bool:
+    if get_origin(annotation) is Annotated:
+        return any(isinstance(m, FieldInfo) and m.description for m in get_args(annotation)[1:])
+    return False
+
+
+def _field_for(p: inspect.Parameter, annotation: Any, doc: DocInfo) -> tuple[Any, FieldInfo]:
+    default = ... if p.default is inspect.Parameter.empty else p.default
+    info = default if isinstance(default, FieldInfo) else Field(default=default)
+    desc = doc.params.get(p.name)
+    if desc and info.description is None and not _has_description(annotation):
+        annotation = Annotated[annotation, Field(description=desc)]
+    return annotation, info
+
+
+def _strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    schema.pop("title", None)
+    return schema
+
+
+def function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
+                    description: str | None = None) -> FunctionSchema:
+    """Build the schema and validator of ``fn``.
+
+    Args:
+        fn: the function (or bound/unbound method) to describe.
+        tool_name: name used in messages and for the argument model.
+        skip_first: skip the first parameter (``self`` of an unbound ``run``).
+        description: overrides the docstring description.
+
+    Raises:
+        DefinitionError: *args/**kwargs, a missing or unsupported type, a duplicate wire name,
+            or a schema that does not round-trip through JSON.
+    """
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except (NameError, TypeError) as exc:
+        raise DefinitionError(f"{tool_name}: cannot resolve type hints: {exc}") from exc
+    doc = parse_docstring(fn.__doc__)
+    params: list[ParamInfo] = []
+    fields: dict[str, Any] = {}
+    wire_names: dict[str, str] = {}
+    for i, p in enumerate(sig.parameters.values()):
+        if skip_first and i == 0:
+            continue
+        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise DefinitionError(
+                f"{tool_name}: *{p.name} / **{p.name} cannot be described to a model; "
+                "declare each parameter explicitly"
+            )
+        if p.name not in hints:
+            raise DefinitionError(f"{tool_name}: parameter {p.name!r} needs a type hint (e.g. `{p.name}: str`)")
+        injected, annotation = _is_injected(hints[p.name])
+        default = p.default if p.default is not inspect.Parameter.empty else inspect.Parameter.empty
+        if injected:
+            params.append(ParamInfo(p.name, p.name, annotation, default, p.kind, injected=True))
+            continue
+        _check_llm_friendly(tool_name, p.name, annotation)
+        ann, info = _field_for(p, annotation, doc)
+        wire = info.alias or p.name
+        if wire in wire_names:
+            raise DefinitionError(
+                f"{tool_name}: parameters {wire_names[wire]!r} and {p.name!r} both appear as {wire!r}; "
+                "rename one of them"
+            )
+        wire_names[wire] = p.name
+        fields[p.name] = (ann, info)
+        params.append(ParamInfo(p.name, wire, annotation, default, p.kind))
+    model = _build_model(tool_name, fields)
+    input_schema = _model_schema(tool_name, model)
+    output_schema = _output_schema(hints.get("return", inspect.Parameter.empty))
+    desc = description if description is not None else doc.description
+    return FunctionSchema(description=desc, doc=doc, input_schema=input_schema,
+                          output_schema=output_schema, params=tuple(params), model=model)
+
+
+def _build_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
+    try:
+        return create_model(f"{tool_name}_arguments", __config__=_ARGS_CONFIG, **fields)
+    except (PydanticUserError, TypeError, ValueError) as exc:
+        raise DefinitionError(f"{tool_name}: unsupported parameter type: {exc}") from exc
+
+
+def _model_schema(tool_name: str, model: type[BaseModel]) -> dict[str, Any]:
+    try:
+        schema = _strip_titles(model.model_json_schema(schema_generator=ToolJsonSchema))
+    except (PydanticUserError, TypeError, ValueError, PydanticSerializationError) as exc:
+        raise DefinitionError(f"{tool_name}: cannot build a JSON Schema for the parameters: {exc}") from exc
+    schema.setdefault("properties", {})
+    if not json_round_trips(schema):
+        raise DefinitionError(
+            f"{tool_name}: the input schema does not survive a JSON round trip unchanged "
+            "(use JSON-friendly defaults: no tuples, sets, NaN or non-string keys)"
+        )
+    return schema
+
+
+_NO_OUTPUT = {inspect.Parameter.empty, None, type(None), Any}
+
+
+def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    if annotation in _NO_OUTPUT:
+        return None
+    try:
+        return _output_schema_cached(annotation)
+    except TypeError:  # unhashable annotation
+        return _compute_output_schema(annotation)
+
+
+@lru_cache(maxsize=1024)
+def _output_schema_cached(annotation: Any) -> dict[str, Any] | None:
+    return _compute_output_schema(annotation)
+
+
+def _compute_output_schema(annotation: Any) -> dict[str, Any] | None:
+    from toolrig.results import ToolResult
+
+    if annotation is ToolResult or annotation in (bytes, bytearray):
+        return None
+    try:
+        schema = TypeAdapter(annotation).json_schema(mode="serialization", schema_generator=ToolJsonSchema)
+    except (PydanticUserError, TypeError, ValueError, PydanticSerializationError):
+        return None
+    schema.pop("title", None)
+    return schema if json_round_trips(schema) else None

@@ -1,0 +1,431 @@
+"""What a model (and a policy) knows about a tool: the frozen :class:`ToolSpec`.
+
+The spec is plain data, JSON-serialisable, and never holds the callable. Live status and
+statistics sit beside it in :class:`ToolState`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from toolrig.errors import DefinitionError
+
+__all__ = [
+    "NAME_PATTERN",
+    "Isolation",
+    "Permission",
+    "RetryPolicy",
+    "ToolAnnotations",
+    "ToolSpec",
+    "ToolState",
+    "ToolStats",
+    "ToolStatus",
+    "Trust",
+    "check_name",
+    "freeze",
+    "parse_version",
+    "thaw",
+]
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""Tool names valid for every provider (OpenAI, Anthropic, Gemini, MCP)."""
+
+
+class Permission(StrEnum):
+    """How much a tool can change the world; drives default policy and MCP hints."""
+
+    READONLY = "readonly"
+    WRITE = "write"
+    DESTRUCTIVE = "destructive"
+    SYSTEM = "system"
+
+
+class Trust(StrEnum):
+    """Whether a tool's output can be trusted (``external`` output is fenced for the model)."""
+
+    INTERNAL = "internal"
+    EXTERNAL = "external"
+
+
+class Isolation(StrEnum):
+    """Where the tool body runs."""
+
+    INLINE = "inline"
+    THREAD = "thread"
+    PROCESS = "process"
+
+
+class ToolStatus(StrEnum):
+    """Runtime availability of a registered tool."""
+
+    ACTIVE = "active"
+    DISABLED = "disabled"
+    ERROR = "error"
+
+
+def check_name(name: str, *, what: str = "tool name") -> str:
+    """Return ``name`` if it is a legal tool name, else raise :class:`DefinitionError`."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise DefinitionError(
+            f"illegal {what} {name!r}: use 1-64 letters, digits, '_' or '-' "
+            "(e.g. 'get_weather'), so that every provider accepts it"
+        )
+    return name
+
+
+def parse_version(version: str) -> Version:
+    """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``)."""
+    try:
+        return Version(version)
+    except (InvalidVersion, TypeError) as exc:
+        raise DefinitionError(f"version {version!r} is not a semantic version such as '1.2.3'") from exc
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """How the retry stage retries a failing call.
+
+    Attributes:
+        max_attempts: total attempts, the first included.
+        initial_delay: delay before the second attempt, in seconds.
+        multiplier: growth of the delay per attempt.
+        max_delay: cap on any single delay.
+        jitter: random extra delay, as a fraction of the computed delay (0 disables).
+        retry_on: exception types worth retrying (matched by type, never by message).
+        retry_non_idempotent: retry even when the tool is not idempotent (declared safe).
+    """
+
+    max_attempts: int = 3
+    initial_delay: float = 0.1
+    multiplier: float = 2.0
+    max_delay: float = 10.0
+    jitter: float = 0.1
+    retry_on: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError)
+    retry_non_idempotent: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise DefinitionError("RetryPolicy.max_attempts must be >= 1")
+        if self.initial_delay < 0 or self.max_delay < 0 or self.multiplier < 1 or self.jitter < 0:
+            raise DefinitionError("RetryPolicy delays must be >= 0, multiplier >= 1, jitter >= 0")
+
+    def delay(self, attempt: int) -> float:
+        """Base delay (without jitter) after failed attempt number ``attempt`` (1-based)."""
+        return float(min(self.max_delay, self.initial_delay * self.multiplier ** (attempt - 1)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (exception types by qualified name)."""
+        return {
+            "max_attempts": self.max_attempts,
+            "initial_delay": self.initial_delay,
+            "multiplier": self.multiplier,
+            "max_delay": self.max_delay,
+            "jitter": self.jitter,
+            "retry_on": [f"{t.__module__}.{t.__qualname__}" for t in self.retry_on],
+            "retry_non_idempotent": self.retry_non_idempotent,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolAnnotations:
+    """MCP tool annotations (hints for clients; never a security boundary)."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+    @classmethod
+    def for_permission(
+        cls, permission: Permission, *, title: str | None = None, open_world: bool | None = None
+    ) -> ToolAnnotations:
+        """Annotations implied by a permission level."""
+        read_only = permission is Permission.READONLY
+        return cls(
+            title=title,
+            read_only_hint=read_only,
+            destructive_hint=permission in (Permission.DESTRUCTIVE, Permission.SYSTEM),
+            idempotent_hint=True if read_only else None,
+            open_world_hint=open_world,
+        )
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The MCP wire form (camelCase keys; unset hints omitted)."""
+        pairs = {
+            "title": self.title,
+            "readOnlyHint": self.read_only_hint,
+            "destructiveHint": self.destructive_hint,
+            "idempotentHint": self.idempotent_hint,
+            "openWorldHint": self.open_world_hint,
+        }
+        return {k: v for k, v in pairs.items() if v is not None}
+
+    @classmethod
+    def from_mcp(cls, data: Mapping[str, Any]) -> ToolAnnotations:
+        """Read the MCP wire form."""
+        return cls(
+            title=data.get("title"),
+            read_only_hint=data.get("readOnlyHint"),
+            destructive_hint=data.get("destructiveHint"),
+            idempotent_hint=data.get("idempotentHint"),
+            open_world_hint=data.get("openWorldHint"),
+        )
+
+
+def _readonly(self: Any, *args: Any, **kwargs: Any) -> None:
+    raise TypeError("a ToolSpec is frozen; use spec.replace(...) or thaw(...) for a mutable copy")
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only dict: still a ``dict`` for ``json.dumps`` and ``==``, but not mutable."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(json.dumps(self, sort_keys=True, default=str))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+
+class FrozenList(list[Any]):
+    """A read-only list: still a ``list`` for ``json.dumps`` and ``==``."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = _readonly
+    sort = reverse = _readonly
+    __iadd__ = __imul__ = _readonly  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(json.dumps(self, default=str))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+
+def freeze(value: Any) -> Any:
+    """Deep read-only copy of JSON-like data (dicts and lists stay dicts and lists)."""
+    if isinstance(value, Mapping):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return FrozenList(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable deep copy of frozen JSON-like data."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ToolSpec:
+    """Everything known about a tool except its code. Frozen; ``to_dict()`` is JSON-ready."""
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    output_schema: Mapping[str, Any] | None = None
+    version: str = "1.0.0"
+    author: str | None = None
+    tags: frozenset[str] = frozenset()
+    examples: tuple[Mapping[str, Any], ...] = ()
+    permission: Permission = Permission.WRITE
+    requires_approval: bool = False
+    trust: Trust = Trust.INTERNAL
+    timeout: float | None = None
+    retry: RetryPolicy | None = None
+    rate_limit: str | None = None
+    cacheable: bool = False
+    cache_ttl: float | None = None
+    isolation: Isolation = Isolation.INLINE
+    idempotent: bool | None = None
+    deprecated: str | None = None
+    annotations: ToolAnnotations | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        check_name(self.name)
+        parse_version(self.version)
+        try:
+            set_(self, "permission", Permission(self.permission))
+            set_(self, "trust", Trust(self.trust))
+            set_(self, "isolation", Isolation(self.isolation))
+        except ValueError as exc:
+            raise DefinitionError(f"tool {self.name!r}: {exc}") from exc
+        if isinstance(self.tags, str):
+            raise DefinitionError(f"tool {self.name!r}: tags must be a list of strings, not one string")
+        set_(self, "tags", frozenset(self.tags))
+        if self.timeout is not None and not self.timeout > 0:
+            raise DefinitionError(f"tool {self.name!r}: timeout must be a positive number of seconds")
+        if self.cache_ttl is not None:
+            if not self.cache_ttl > 0:
+                raise DefinitionError(f"tool {self.name!r}: cache_ttl must be positive seconds")
+            set_(self, "cacheable", True)
+        if self.rate_limit is not None:
+            _check_rate_limit(self.name, self.rate_limit)
+        if self.annotations is None:
+            set_(self, "annotations", ToolAnnotations.for_permission(
+                self.permission, open_world=self.trust is Trust.EXTERNAL or None))
+        if self.idempotent is None and self.annotations is not None:
+            set_(self, "idempotent", bool(self.annotations.idempotent_hint))
+        set_(self, "input_schema", freeze(self.input_schema))
+        set_(self, "output_schema", None if self.output_schema is None else freeze(self.output_schema))
+        set_(self, "examples", tuple(freeze(e) for e in self.examples))
+        set_(self, "metadata", freeze(self.metadata))
+
+    # -- identity ---------------------------------------------------------------------------
+    @property
+    def key(self) -> str:
+        """``name@version``: the identity of this spec in a registry."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def parsed_version(self) -> Version:
+        """The version as a comparable :class:`packaging.version.Version`."""
+        return parse_version(self.version)
+
+    @property
+    def read_only(self) -> bool:
+        """True when the tool declares it changes nothing."""
+        return self.permission is Permission.READONLY
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolSpec) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.version))
+
+    def replace(self, **changes: Any) -> ToolSpec:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    # -- serialisation ------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-JSON dictionary of every field."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, StrEnum):
+                value = value.value
+            elif isinstance(value, frozenset):
+                value = sorted(value)
+            elif isinstance(value, RetryPolicy):
+                value = value.to_dict()
+            elif isinstance(value, ToolAnnotations):
+                value = value.to_mcp()
+            else:
+                value = thaw(value)
+            out[f.name] = value
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        """``json.dumps(self.to_dict())``."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolSpec:
+        """Rebuild a spec from :meth:`to_dict` output (retry exception types are not restored)."""
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if isinstance(kwargs.get("annotations"), Mapping):
+            kwargs["annotations"] = ToolAnnotations.from_mcp(kwargs["annotations"])
+        if isinstance(kwargs.get("retry"), Mapping):
+            retry = dict(kwargs["retry"])
+            retry.pop("retry_on", None)
+            kwargs["retry"] = RetryPolicy(**retry)
+        return cls(**kwargs)
+
+
+def _check_rate_limit(name: str, value: str) -> None:
+    from limits import parse_many
+
+    try:
+        parse_many(value)
+    except ValueError as exc:
+        raise DefinitionError(
+            f"tool {name!r}: rate_limit {value!r} is not in the limits syntax, e.g. '10/minute'"
+        ) from exc
+
+
+@dataclass
+class ToolStats:
+    """Live call statistics of one tool (mutable, thread-safe through :class:`ToolState`)."""
+
+    calls: int = 0
+    errors: int = 0
+    total_latency_ms: float = 0.0
+    max_latency_ms: float = 0.0
+
+    @property
+    def mean_latency_ms(self) -> float:
+        """Average latency over all calls."""
+        return self.total_latency_ms / self.calls if self.calls else 0.0
+
+    def to_dict(self) -> dict[str, float | int]:
+        """Plain dictionary form."""
+        return {
+            "calls": self.calls,
+            "errors": self.errors,
+            "mean_latency_ms": round(self.mean_latency_ms, 3),
+            "max_latency_ms": round(self.max_latency_ms, 3),
+        }
+
+
+class ToolState:
+    """Status and stats kept beside a frozen spec."""
+
+    __slots__ = ("_lock", "error", "stats", "status")
+
+    def __init__(self) -> None:
+        self.status = ToolStatus.ACTIVE
+        self.error: str | None = None
+        self.stats = ToolStats()
+        self._lock = threading.Lock()
+
+    def record(self, latency_ms: float, *, ok: bool) -> None:
+        """Count one finished call."""
+        with self._lock:
+            s = self.stats
+            s.calls += 1
+            s.errors += 0 if ok else 1
+            s.total_latency_ms += latency_ms
+            s.max_latency_ms = max(s.max_latency_ms, latency_ms)
+
+    def set_status(self, status: ToolStatus | str, error: str | None = None) -> None:
+        """Change the status (``error`` explains an ``error`` status)."""
+        with self._lock:
+            self.status = ToolStatus(status)
+            self.error = error
+
+
+def normalise_tags(tags: Iterable[str] | None) -> frozenset[str]:
+    """Tags as a frozenset, refusing a bare string."""
+    if tags is None:
+        return frozenset()
+    if isinstance(tags, str):
+        raise DefinitionError("tags must be a list of strings, not one string")
+    return frozenset(tags)
