@@ -6,6 +6,8 @@ run every call through one safe pipeline.
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolrig.calls import ToolCall
 from toolrig.context import CallContext, Injected, current_context
 from toolrig.define import BaseTool, FunctionTool, SchemaTool, Tool, as_tool, schema_tool, tool
@@ -38,14 +40,45 @@ from toolrig.spec import (
 
 __version__ = "0.1.0"
 
+# Names served lazily, so that `import toolrig` stays cheap: name -> module that defines it.
+_LAZY = {
+    "Registry": "toolrig.registry",
+    "Toolset": "toolrig.toolsets",
+    "FunctionToolset": "toolrig.toolsets",
+    "CombinedToolset": "toolrig.toolsets",
+    "Runtime": "toolrig.runtime",
+    "Decision": "toolrig.runtime",
+}
+_SUBMODULES = frozenset({"providers", "runtime", "registry", "toolsets", "loading", "cli"})
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"toolrig.{name}")
+    raise AttributeError(f"module 'toolrig' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+
+
 __all__ = [
     "ArgumentsError",
     "AudioPart",
     "BaseTool",
     "CallContext",
+    "CombinedToolset",
+    "Decision",
     "DefinitionError",
     "ErrorKind",
     "FunctionTool",
+    "FunctionToolset",
     "ImagePart",
     "Injected",
     "Isolation",
@@ -53,9 +86,11 @@ __all__ = [
     "ModelRetry",
     "Permission",
     "RateLimitedError",
+    "Registry",
     "RegistryError",
     "ResourcePart",
     "RetryPolicy",
+    "Runtime",
     "SchemaTool",
     "TextPart",
     "Tool",
@@ -71,6 +106,7 @@ __all__ = [
     "ToolStats",
     "ToolStatus",
     "ToolrigError",
+    "Toolset",
     "ToolsetConflictError",
     "TransientError",
     "Trust",
