@@ -1,0 +1,267 @@
+"""Time and memory to define (and export) 1,000 tools: toolrig side by side with its peers.
+
+Run: ``uv run --extra bench python bench/bench_define.py`` (see bench/README.md).
+
+Every framework gets the SAME generated functions (six parameters, Google docstrings). Each
+measurement runs in a fresh interpreter, so no framework profits from caches that another run
+(or an earlier pass over the same functions) filled: a timed pass is one pass over all the
+functions after a single warm-up definition of a spare function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import RESULTS_DIR, cold_import_ms, load_functions, ratio, run_json, write_functions
+
+Define = Callable[[Callable[..., Any]], Any]
+
+
+# -- adapters: definition + JSON Schema + validator, as each framework's users get them ------------
+def _toolrig() -> Define:
+    from toolrig import tool
+
+    def define(fn: Callable[..., Any]) -> Any:
+        t = tool(fn)
+        # Schema and validator are built when the tool is defined; touch them to be sure.
+        assert t.spec.input_schema["properties"] and t.function_schema is not None
+        return t
+
+    return define
+
+
+def _pydantic_ai() -> Define:
+    from pydantic_ai import Tool
+
+    def define(fn: Callable[..., Any]) -> Any:
+        t = Tool(fn, takes_ctx=False)
+        return t, t.tool_def, t.function_schema.validator
+
+    return define
+
+
+def _langchain() -> Define:
+    from langchain_core.tools import StructuredTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    def define(fn: Callable[..., Any]) -> Any:
+        t = StructuredTool.from_function(fn, parse_docstring=True)
+        return t, t.args_schema, convert_to_openai_tool(t)
+
+    return define
+
+
+def _smolagents() -> Define:
+    from smolagents import tool
+    from smolagents.models import get_tool_json_schema
+
+    def define(fn: Callable[..., Any]) -> Any:
+        t = tool(fn)  # smolagents validates arguments at call time: there is no validator to build
+        return t, get_tool_json_schema(t)
+
+    return define
+
+
+def _mcp() -> Define:
+    try:  # mcp 2.x renamed FastMCP to MCPServer
+        from mcp.server.mcpserver.tools.tool_manager import ToolManager
+    except ImportError:
+        from mcp.server.fastmcp.tools import ToolManager
+
+    manager = ToolManager()
+
+    def define(fn: Callable[..., Any]) -> Any:
+        t = manager.add_tool(fn)
+        return t, t.parameters, t.fn_metadata.arg_model
+
+    return define
+
+
+def _openai_agents() -> Define:
+    from agents import function_tool
+
+    def define(fn: Callable[..., Any]) -> Any:
+        t = function_tool(fn)
+        return t, t.params_json_schema
+
+    return define
+
+
+FRAMEWORKS: dict[str, tuple[Callable[[], Define], str]] = {
+    "toolrig": (_toolrig, "toolrig"),
+    "pydantic-ai": (_pydantic_ai, "pydantic_ai"),
+    "langchain-core": (_langchain, "langchain_core.tools"),
+    "smolagents": (_smolagents, "smolagents"),
+    "mcp-sdk": (_mcp, "mcp.server.mcpserver"),
+    "openai-agents": (_openai_agents, "agents"),
+}
+
+
+# -- toolrig export --------------------------------------------------------------------------------
+def _exporter() -> tuple[str, Callable[[list[Any]], Any]]:
+    try:
+        from toolrig.providers import to_openai  # type: ignore[attr-defined]
+    except ImportError:
+        return "tool.spec.to_dict() (toolrig.providers.to_openai not present)", \
+            lambda tools: [t.spec.to_dict() for t in tools]
+    return "toolrig.providers.to_openai", lambda tools: [to_openai(t) for t in tools]
+
+
+def _time_export(tools: list[Any], repeats: int = 5) -> dict[str, Any]:
+    label, export = _exporter()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = export(tools)
+        times.append(time.perf_counter() - start)
+    json.dumps(out)  # the export must be JSON
+    return {"export_how": label, "export_first_ms": times[0] * 1000,
+            "export_median_ms": statistics.median(times) * 1000}
+
+
+# -- worker: one measurement in this (fresh) interpreter ----------------------------------------------
+def _define_all(define: Define, fns: list[Callable[..., Any]]) -> tuple[list[Any], list[str]]:
+    tools, failures = [], []
+    for fn in fns:
+        try:
+            tools.append(define(fn))
+        except Exception as exc:
+            failures.append(f"{fn.__name__}: {type(exc).__name__}: {exc}"[:200])
+    return tools, failures
+
+
+def worker(framework: str, mode: str, functions: Path) -> dict[str, Any]:
+    """Measure one framework once; returns a JSON-ready dict."""
+    warm, fns = load_functions(functions)
+    define = FRAMEWORKS[framework][0]()
+    define(warm)  # imports and first-use setup are not part of the per-tool cost
+    gc.collect()
+    if mode == "memory":
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        tools, failures = _define_all(define, fns)
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        return {"bytes_per_tool": retained / max(1, len(tools)), "ok": len(tools), "failures": failures[:3],
+                "failed": len(failures)}
+    start = time.perf_counter()
+    tools, failures = _define_all(define, fns)
+    seconds = time.perf_counter() - start
+    out: dict[str, Any] = {"us_per_tool": seconds / max(1, len(tools)) * 1e6, "ok": len(tools),
+                           "failed": len(failures), "failures": failures[:3]}
+    if framework == "toolrig":
+        out.update(_time_export(tools))
+    return out
+
+
+# -- driver ------------------------------------------------------------------------------------------
+def measure(framework: str, functions: Path, runs: int, import_runs: int) -> dict[str, Any]:
+    """All measurements of one framework, each in fresh interpreters."""
+    me = str(Path(__file__).resolve())
+    base = [me, "--worker", framework, "--functions", str(functions)]
+    timed = [run_json([*base, "--mode", "time"]) for _ in range(runs)]
+    errors = [r["error"] for r in timed if "error" in r]
+    if errors:
+        return {"framework": framework, "error": errors[0]}
+    mem = run_json([*base, "--mode", "memory"])
+    result: dict[str, Any] = {
+        "framework": framework,
+        "us_per_tool": statistics.median(r["us_per_tool"] for r in timed),
+        "us_per_tool_runs": [round(r["us_per_tool"], 1) for r in timed],
+        "kib_per_tool": mem["bytes_per_tool"] / 1024 if "bytes_per_tool" in mem else None,
+        "ok": timed[0]["ok"], "failed": timed[0]["failed"], "failures": timed[0]["failures"],
+        "import_ms": cold_import_ms(FRAMEWORKS[framework][1], import_runs),
+    }
+    if "export_first_ms" in timed[0]:
+        result["export_how"] = timed[0]["export_how"]
+        result["export_first_ms"] = statistics.median(r["export_first_ms"] for r in timed)
+        result["export_median_ms"] = statistics.median(r["export_median_ms"] for r in timed)
+    return result
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def report(results: list[dict[str, Any]], count: int) -> str:
+    """Print the table and return the summary line."""
+    from rich.console import Console
+    from rich.table import Table
+
+    base = next((r for r in results if r["framework"] == "toolrig" and "error" not in r), {})
+    table = Table(title=f"Define {count:,} six-parameter tools (definition + JSON Schema + validator)")
+    for col in ("framework", "µs/tool", "× toolrig", "KiB/tool", "× toolrig", "import ms", "× toolrig",
+                "failed"):
+        table.add_column(col, justify="left" if col == "framework" else "right")
+    for r in results:
+        if "error" in r:
+            table.add_row(r["framework"], f"[red]error: {r['error'][:80]}[/red]", *[""] * 6)
+            continue
+        table.add_row(r["framework"], _fmt(r["us_per_tool"]), ratio(r["us_per_tool"], base.get("us_per_tool")),
+                      _fmt(r["kib_per_tool"], 1), ratio(r["kib_per_tool"], base.get("kib_per_tool")),
+                      _fmt(r["import_ms"]), ratio(r["import_ms"], base.get("import_ms")), str(r["failed"]))
+    console = Console(width=120)
+    console.print(table)
+    for r in results:
+        for failure in r.get("failures", [])[:1]:
+            console.print(f"[yellow]{r['framework']} failed on {r['failed']} function(s), e.g. {failure}[/yellow]")
+    if "export_first_ms" in base:
+        console.print(f"toolrig export of {count:,} tools via {base['export_how']}: first "
+                      f"{base['export_first_ms']:.1f} ms, then {base['export_median_ms']:.1f} ms (median)")
+    return _summary(base, results)
+
+
+def _summary(base: dict[str, Any], results: list[dict[str, Any]]) -> str:
+    if not base:
+        return "SUMMARY toolrig: not measured"
+    met = (base["us_per_tool"] <= 300 and (base["kib_per_tool"] or 1e9) <= 8
+           and (base["import_ms"] or 1e9) <= 150)
+    peers = ", ".join(f"{r['framework']} {ratio(r['us_per_tool'], base['us_per_tool'])}"
+                      for r in results if r["framework"] != "toolrig" and "error" not in r)
+    return (f"SUMMARY toolrig {base['us_per_tool']:.0f} µs/tool, {base['kib_per_tool']:.1f} KiB/tool, "
+            f"import {base['import_ms']:.0f} ms (targets ≤300 µs, ≤8 KiB, ≤150 ms: "
+            f"{'met' if met else 'NOT met'}); peer µs / toolrig µs: {peers}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000, help="tools to define per pass")
+    parser.add_argument("--runs", type=int, default=5, help="timed passes (fresh interpreters) per framework")
+    parser.add_argument("--import-runs", type=int, default=5, help="cold imports per framework")
+    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="time", help=argparse.SUPPRESS)
+    parser.add_argument("--functions", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.mode, args.functions)))
+        return 0
+    functions = write_functions(RESULTS_DIR / "generated_tools.py", args.count)
+    results = []
+    for name in args.frameworks.split(","):
+        print(f"measuring {name} ...", file=sys.stderr, flush=True)
+        results.append(measure(name, functions, args.runs, args.import_runs))
+    summary = report(results, args.count)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    payload = {"count": args.count, "runs": args.runs, "python": sys.version.split()[0], "results": results,
+               "summary": summary}
+    for path in (RESULTS_DIR / f"define-{stamp}.json", RESULTS_DIR / "define-latest.json"):
+        path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
