@@ -79,6 +79,8 @@ class ToolOutcome:
     truncated: bool = False
     repairs: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    """The exception behind an error, kept for stages that decide by type (never serialised)."""
 
     @classmethod
     def success(cls, call_id: str, name: str, result: ToolResult, **kw: Any) -> ToolOutcome:

@@ -1,0 +1,60 @@
+"""The default pipeline, outermost stage first, and helpers to edit a stage list by name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolrig.runtime.chain import Stage
+from toolrig.runtime.resolve import ResolveStage
+from toolrig.runtime.validate import ValidateStage
+
+__all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
+
+
+def default_stages(*, audit: Any = None, audit_mode: str = "batched") -> list[Stage]:
+    """The full pipeline (see docs/runtime.md for the order and why)."""
+    return [
+        ResolveStage(),
+        ValidateStage(),
+    ]
+
+
+def minimal_stages() -> list[Stage]:
+    """Resolve, validate, invoke: the cheapest safe pipeline."""
+    return [ResolveStage(), ValidateStage()]
+
+
+def _index(stages: Sequence[Stage], name: str) -> int:
+    for i, s in enumerate(stages):
+        if s.name == name:
+            return i
+    raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in stages]}")
+
+
+def insert_before(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+    """A new list with ``stage`` placed just outside the stage called ``name``."""
+    out = list(stages)
+    out.insert(_index(out, name), stage)
+    return out
+
+
+def insert_after(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+    """A new list with ``stage`` placed just inside the stage called ``name``."""
+    out = list(stages)
+    out.insert(_index(out, name) + 1, stage)
+    return out
+
+
+def remove_stage(stages: Sequence[Stage], name: str) -> list[Stage]:
+    """A new list without the stage called ``name``."""
+    out = list(stages)
+    del out[_index(out, name)]
+    return out
+
+
+def replace_stage(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+    """A new list with the stage called ``name`` replaced by ``stage``."""
+    out = list(stages)
+    out[_index(out, name)] = stage
+    return out

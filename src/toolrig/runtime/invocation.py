@@ -1,0 +1,61 @@
+"""The frozen record that travels through the pipeline stages: :class:`Invocation`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from toolrig.calls import ToolCall
+from toolrig.context import CallContext
+from toolrig.define import BaseTool
+
+if TYPE_CHECKING:
+    from toolrig.runtime.decision import Decision
+    from toolrig.runtime.services import Services
+
+__all__ = ["Invocation"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation:
+    """One call as seen by a stage. Stages never mutate it; they pass ``inv.derive(...)`` inward.
+
+    Attributes:
+        call: the tool call (possibly rewritten by a hook or repaired).
+        context: who calls, with ``call_id`` and ``tool_name`` filled in.
+        services: the runtime's shared services (state backend, clock, approval handler, ...).
+        tool: the resolved tool, once the resolve stage ran.
+        arguments: the parsed (and repaired) arguments, once parsed.
+        values: the validated, coerced values passed to the tool.
+        repairs: what argument repair changed, one line each.
+        decision: the folded policy decision, once the policy stage ran.
+        attempt: the current attempt number (the retry stage increments it).
+        started: monotonic time the call entered the runtime.
+    """
+
+    call: ToolCall
+    context: CallContext
+    services: Services
+    tool: BaseTool | None = None
+    arguments: Mapping[str, Any] | None = None
+    values: Mapping[str, Any] | None = None
+    repairs: tuple[str, ...] = ()
+    decision: Decision | None = None
+    attempt: int = 1
+    started: float = field(default_factory=time.perf_counter)
+
+    def derive(self, **changes: Any) -> Invocation:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    @property
+    def name(self) -> str:
+        """The tool name: the resolved tool's, else the one the model asked for."""
+        return self.tool.spec.name if self.tool is not None else self.call.name
+
+    @property
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the call entered the runtime."""
+        return (time.perf_counter() - self.started) * 1000.0

@@ -1,0 +1,156 @@
+"""The entry point: :class:`Runtime` runs tool calls through the pipeline and returns outcomes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from toolrig.calls import ToolCall
+from toolrig.context import CallContext
+from toolrig.define import BaseTool
+from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig.runtime.chain import CallNext, Stage, build_chain
+from toolrig.runtime.clock import Clock, SystemClock
+from toolrig.runtime.invocation import Invocation
+from toolrig.runtime.invoke import invoke_tool
+from toolrig.runtime.services import ApprovalHandler, Services
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger("toolrig.runtime")
+
+
+def as_toolset(tools: Any) -> Any:
+    """A Toolset from a Toolset/Registry (anything with ``list`` and ``get``) or an iterable of tools."""
+    if hasattr(tools, "list") and hasattr(tools, "get") and not isinstance(tools, list | tuple):
+        return tools
+    from toolrig.toolsets import FunctionToolset
+
+    return FunctionToolset(list(tools))
+
+
+class Runtime:
+    """Runs every tool call through one pipeline of stages; never raises for a bad call.
+
+    Args:
+        tools: a list of tools (any accepted form), a Toolset, or a Registry.
+        stages: the stages, outermost first (default: :func:`default_stages`).
+        hooks: objects with any of ``before_call`` / ``after_call`` / ``on_error``.
+        audit: where audit rows go: a SQLite path, a URL, None for the default file, False for none.
+        audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row written before the call).
+        state: ``"memory"`` or a ``redis://`` URL for limits, breakers and cache shared across processes.
+        approval: asked when a call needs approval; without one, such calls end ``approval_required``.
+        clock: time source (inject a FakeClock in tests).
+    """
+
+    def __init__(self, tools: Any, *, stages: Sequence[Stage] | None = None, hooks: Iterable[Any] = (),
+                 audit: Any = None, audit_mode: str = "batched", state: Any = "memory",
+                 approval: ApprovalHandler | None = None, clock: Clock | None = None) -> None:
+        from toolrig.runtime.defaults import default_stages
+
+        self.toolset = as_toolset(tools)
+        self.services = Services(toolset=self.toolset, hooks=tuple(hooks), clock=clock or SystemClock(),
+                                 state=state, approval=approval)
+        self.stages: tuple[Stage, ...] = tuple(
+            stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
+        self._chain: CallNext = build_chain(self.stages, invoke_tool)
+        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._portal: BlockingPortal | None = None
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+
+    # -- calls ----------------------------------------------------------------------------------
+    async def call(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
+        """Run one call through the pipeline; the outcome is structured, whatever happens."""
+        ctx = (context or CallContext()).derive(call_id=call.id, tool_name=call.name)
+        inv = Invocation(call=call, context=ctx, services=self.services)
+        outcome: ToolOutcome | None = None
+        with anyio.CancelScope() as scope:
+            self._scopes[call.id] = scope
+            try:
+                outcome = await self._chain(inv)
+            except Exception as exc:  # a stage failed: a bug, reported as a value, logged with its trace
+                log.exception("stage failure while calling %s", call.name)
+                outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
+                    ErrorKind.INTERNAL_ERROR, f"internal error while running {call.name}: {type(exc).__name__}"),
+                    exception=exc)
+            finally:
+                self._scopes.pop(call.id, None)
+        if outcome is None:
+            outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
+                ErrorKind.CANCELLED, f"the call to {call.name!r} was cancelled"))
+        return outcome.derive(duration_ms=inv.elapsed_ms)
+
+    def cancel(self, call_id: str) -> bool:
+        """Cancel a running call; it ends with error kind ``cancelled``. False if not running."""
+        scope = self._scopes.get(call_id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def call_many(self, calls: Sequence[ToolCall], context: CallContext | None = None, *,
+                        max_concurrency: int | None = 8) -> list[ToolOutcome]:
+        """Run a model's parallel tool calls; outcomes come back in the same order."""
+        results: list[ToolOutcome | None] = [None] * len(calls)
+        limiter = anyio.CapacityLimiter(max_concurrency or max(1, len(calls)))
+
+        async def one(i: int, call: ToolCall) -> None:
+            async with limiter:
+                results[i] = await self.call(call, context)
+
+        async with anyio.create_task_group() as tg:
+            for i, call in enumerate(calls):
+                tg.start_soon(one, i, call)
+        return [r for r in results if r is not None]
+
+    def call_sync(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
+        """Synchronous :meth:`call`, run on the runtime's own event-loop thread."""
+        return self._get_portal().call(self.call, call, context)
+
+    # -- tools and lifecycle ---------------------------------------------------------------------
+    def tools(self) -> list[BaseTool]:
+        """The tools this runtime can call."""
+        return list(self.toolset.list())
+
+    def _get_portal(self) -> BlockingPortal:
+        if self._portal is None:
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        return self._portal
+
+    async def aclose(self) -> None:
+        """Flush and close what the stages hold (audit writer, state connections)."""
+        for stage in self.stages:
+            close = getattr(stage, "aclose", None)
+            if close is not None:
+                await close()
+        state_close = getattr(self.services.state, "aclose", None)
+        if state_close is not None:
+            await state_close()
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose`, also stopping the portal used by :meth:`call_sync`."""
+        if self._portal is not None:
+            self._portal.call(self.aclose)
+            assert self._portal_cm is not None
+            self._portal_cm.__exit__(None, None, None)
+            self._portal = self._portal_cm = None
+        else:
+            anyio.run(self.aclose)
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
