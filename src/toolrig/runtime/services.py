@@ -42,7 +42,8 @@ class Services:
 
     def lookup(self, name: str) -> BaseTool | None:
         """The tool called ``name`` in the toolset, or None."""
-        return self.toolset.get(name)
+        tool: BaseTool | None = self.toolset.get(name)
+        return tool
 
     def tool_names(self) -> list[str]:
         """Names of every tool in the toolset."""

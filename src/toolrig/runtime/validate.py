@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolrig.errors import ArgumentsError
 from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime.chain import CallNext
@@ -10,7 +12,7 @@ from toolrig.runtime.invocation import Invocation
 __all__ = ["ValidateStage"]
 
 
-def invalid(inv: Invocation, message: str, **details: object) -> ToolOutcome:
+def invalid(inv: Invocation, message: str, **details: Any) -> ToolOutcome:
     """An ``invalid_arguments`` outcome that tells the model what to fix."""
     return ToolOutcome.failure(
         inv.call.id, inv.name,
