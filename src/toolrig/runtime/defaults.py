@@ -5,18 +5,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolrig.runtime.approval import ApprovalStage
 from toolrig.runtime.chain import Stage
+from toolrig.runtime.hooks import HooksStage
+from toolrig.runtime.repair import RepairStage
 from toolrig.runtime.resolve import ResolveStage
 from toolrig.runtime.validate import ValidateStage
 
 __all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
 
 
-def default_stages(*, audit: Any = None, audit_mode: str = "batched") -> list[Stage]:
-    """The full pipeline (see docs/runtime.md for the order and why)."""
+def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False) -> list[Stage]:
+    """The full pipeline, outermost first (see docs/runtime.md for the order and why).
+
+    Args:
+        audit: audit destination (see :class:`toolrig.Runtime`).
+        audit_mode: ``"batched"`` or ``"strict"``.
+        strict_arguments: turn argument repair off.
+    """
     return [
         ResolveStage(),
+        RepairStage(strict=strict_arguments),
         ValidateStage(),
+        HooksStage(),
+        ApprovalStage(),
     ]
 
 

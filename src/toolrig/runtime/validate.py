@@ -1,4 +1,4 @@
-"""Stage: parse the arguments and validate/coerce them against the tool's schema."""
+"""Stage: validate and coerce the arguments against the tool's schema."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from typing import Any
 
 from toolrig.errors import ArgumentsError
 from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig.runtime.arguments import DEFAULT_LIMITS, ArgumentLimits, parse_arguments
 from toolrig.runtime.chain import CallNext
 from toolrig.runtime.invocation import Invocation
 
-__all__ = ["ValidateStage"]
+__all__ = ["ValidateStage", "invalid"]
 
 
 def invalid(inv: Invocation, message: str, **details: Any) -> ToolOutcome:
@@ -21,21 +22,38 @@ def invalid(inv: Invocation, message: str, **details: Any) -> ToolOutcome:
     )
 
 
+def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[str]:
+    if "additionalProperties" in schema or "patternProperties" in schema:
+        return []  # the schema says itself what extra keys mean; its validator decides
+    props = schema.get("properties", {})
+    return [k for k in arguments if k not in props]
+
+
 class ValidateStage:
-    """Validates with the tool's own validator (pydantic lax mode, or JSON Schema + coercion)."""
+    """Validates with the tool's own validator (pydantic lax mode, or schema coercion + JSON Schema).
+
+    Arguments not yet parsed (no repair stage) are parsed strictly within the size/depth caps.
+    Unknown top-level keys are rejected (and named) unless the schema declares what extra keys mean.
+    """
 
     name = "validate"
 
+    def __init__(self, *, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
-        assert inv.tool is not None
-        arguments = inv.arguments
-        if arguments is None:
-            try:
-                arguments = inv.call.parsed_arguments()
-            except ValueError as exc:
-                return invalid(inv, f"arguments are not a JSON object: {exc}. Send a JSON object.")
+        tool = inv.tool
+        assert tool is not None
         try:
-            values = inv.tool.validate(arguments)
+            arguments = dict(inv.arguments) if inv.arguments is not None else parse_arguments(
+                inv.call.arguments, self.limits)
+            unknown = _unknown_keys(arguments, tool.spec.input_schema)
+            if unknown:
+                known = ", ".join(tool.spec.input_schema.get("properties", {})) or "none"
+                raise ArgumentsError(
+                    f"unknown argument(s) {', '.join(map(repr, unknown))}; the parameters are: {known}",
+                    [{"loc": [k], "msg": "unknown field; remove it", "type": "extra_forbidden"} for k in unknown])
+            values = tool.validate(arguments)
         except ArgumentsError as exc:
             return invalid(inv, f"invalid arguments for {inv.name}: {exc}", errors=exc.errors)
         return await call_next(inv.derive(arguments=arguments, values=values))
