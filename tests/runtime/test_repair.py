@@ -5,7 +5,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolrig import ToolCall, schema_tool, tool
-from toolrig.runtime import Runtime, minimal_stages
+from toolrig.runtime import Runtime
 from toolrig.runtime.repair import RepairStage, repair_arguments
 from toolrig.runtime.resolve import ResolveStage
 from toolrig.runtime.validate import ValidateStage
@@ -68,7 +68,6 @@ def test_bare_value_for_single_parameter_tool() -> None:
     echo = schema_tool(name="echo", description="Echo.", input_schema={
         "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
         handler=lambda a: a["text"])
-    rt = Runtime([echo], stages=minimal_stages() + [RepairStage()], audit=False)
     rt = Runtime([echo], stages=[ResolveStage(), RepairStage(), ValidateStage()], audit=False)
     out = anyio.run(rt.call, ToolCall(name="echo", arguments='"hello"'))
     assert out.ok and out.content == "hello"
@@ -88,7 +87,7 @@ def test_ambiguous_names_are_not_guessed() -> None:
 
 
 def test_repair_never_overwrites_a_correct_key() -> None:
-    args, repairs = repair_arguments({"query": "right", "Query": "wrong"}, search.spec.input_schema)
+    args, _ = repair_arguments({"query": "right", "Query": "wrong"}, search.spec.input_schema)
     assert args["query"] == "right"
     assert "Query" in args  # left for validation to report
 
