@@ -1,0 +1,30 @@
+"""Toolsets: sources of tools, composed by small wrappers.
+
+``Toolset`` is the contract (``list()``, ``get(name)`` and fluent ``.filtered()``,
+``.prefixed()``, ``.renamed()``); :class:`FunctionToolset` holds tools given in code,
+:class:`CombinedToolset` offers several as one. A :class:`toolrig.Registry` is a toolset too.
+"""
+
+from __future__ import annotations
+
+from toolrig.toolsets.aliases import alias
+from toolrig.toolsets.base import ToolPredicate, Toolset
+from toolrig.toolsets.combined import CombinedToolset, OnConflict
+from toolrig.toolsets.filtered import FilteredToolset
+from toolrig.toolsets.function import FunctionToolset
+from toolrig.toolsets.prefixed import PrefixedToolset
+from toolrig.toolsets.renamed import RenamedToolset
+from toolrig.toolsets.wrapper import WrapperToolset
+
+__all__ = [
+    "CombinedToolset",
+    "FilteredToolset",
+    "FunctionToolset",
+    "OnConflict",
+    "PrefixedToolset",
+    "RenamedToolset",
+    "ToolPredicate",
+    "Toolset",
+    "WrapperToolset",
+    "alias",
+]
