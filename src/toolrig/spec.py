@@ -7,7 +7,9 @@ statistics sit beside it in :class:`ToolState`.
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -35,7 +37,7 @@ __all__ = [
     "thaw",
 ]
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 """Tool names valid for every provider (OpenAI, Anthropic, Gemini, MCP)."""
 
 
@@ -276,26 +278,24 @@ class ToolSpec:
             set_(self, "isolation", Isolation(self.isolation))
         except ValueError as exc:
             raise DefinitionError(f"tool {self.name!r}: {exc}") from exc
-        if isinstance(self.tags, str):
-            raise DefinitionError(f"tool {self.name!r}: tags must be a list of strings, not one string")
-        set_(self, "tags", frozenset(self.tags))
-        if self.timeout is not None and not self.timeout > 0:
-            raise DefinitionError(f"tool {self.name!r}: timeout must be a positive number of seconds")
+        set_(self, "tags", _check_tags(self.name, self.tags))
+        _check_types(self)
         if self.cache_ttl is not None:
-            if not self.cache_ttl > 0:
-                raise DefinitionError(f"tool {self.name!r}: cache_ttl must be positive seconds")
             set_(self, "cacheable", True)
         if self.rate_limit is not None:
             _check_rate_limit(self.name, self.rate_limit)
         if self.annotations is None:
-            set_(self, "annotations", ToolAnnotations.for_permission(
-                self.permission, open_world=self.trust is Trust.EXTERNAL or None))
+            set_(self, "annotations", self._derived_annotations())
         if self.idempotent is None and self.annotations is not None:
             set_(self, "idempotent", bool(self.annotations.idempotent_hint))
-        set_(self, "input_schema", freeze(self.input_schema))
-        set_(self, "output_schema", None if self.output_schema is None else freeze(self.output_schema))
-        set_(self, "examples", tuple(freeze(e) for e in self.examples))
-        set_(self, "metadata", freeze(self.metadata))
+        for name in ("input_schema", "output_schema", "metadata"):
+            value = getattr(self, name)
+            if value is not None:
+                set_(self, name, _check_json(self.name, name, freeze(value)))
+        set_(self, "examples", tuple(_check_json(self.name, "examples", freeze(e)) for e in self.examples))
+
+    def _derived_annotations(self) -> ToolAnnotations:
+        return ToolAnnotations.for_permission(self.permission, open_world=self.trust is Trust.EXTERNAL or None)
 
     # -- identity ---------------------------------------------------------------------------
     @property
@@ -320,7 +320,17 @@ class ToolSpec:
         return hash((self.name, self.version))
 
     def replace(self, **changes: Any) -> ToolSpec:
-        """A copy with some fields changed (validated again)."""
+        """A copy with some fields changed (validated again).
+
+        Annotations and ``idempotent`` that were derived from the permission (not given
+        explicitly) are derived again when ``permission`` or ``trust`` changes.
+        """
+        derived = self.annotations == self._derived_annotations()
+        if ("permission" in changes or "trust" in changes) and "annotations" not in changes and derived:
+            changes["annotations"] = None
+            if "idempotent" not in changes and self.idempotent == bool(
+                    self.annotations and self.annotations.idempotent_hint):
+                changes["idempotent"] = None
         return replace(self, **changes)
 
     # -- serialisation ------------------------------------------------------------------------
@@ -348,16 +358,80 @@ class ToolSpec:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolSpec:
-        """Rebuild a spec from :meth:`to_dict` output (retry exception types are not restored)."""
+        """Rebuild a spec from :meth:`to_dict` output.
+
+        Retry exception types are restored by qualified name from modules that are already
+        imported (nothing is imported on behalf of the data); unknown names are dropped.
+        """
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
         if isinstance(kwargs.get("annotations"), Mapping):
             kwargs["annotations"] = ToolAnnotations.from_mcp(kwargs["annotations"])
         if isinstance(kwargs.get("retry"), Mapping):
             retry = dict(kwargs["retry"])
-            retry.pop("retry_on", None)
+            names = retry.pop("retry_on", None)
+            if names is not None:
+                retry["retry_on"] = _exception_types(names)
             kwargs["retry"] = RetryPolicy(**retry)
         return cls(**kwargs)
+
+
+def _exception_types(names: Iterable[str]) -> tuple[type[BaseException], ...]:
+    """Exception types by qualified name, from modules already imported (never imports any)."""
+    out: list[type[BaseException]] = []
+    for qualified in names:
+        module_name, _, qualname = str(qualified).rpartition(".")
+        obj: Any = sys.modules.get(module_name)
+        for part in qualname.split(".") if obj is not None else ():
+            obj = getattr(obj, part, None)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            out.append(obj)
+    return tuple(out)
+
+
+def _check_tags(name: str, tags: Iterable[str]) -> frozenset[str]:
+    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+        raise DefinitionError(f"tool {name!r}: tags must be a list of strings, e.g. tags=['weather']")
+    return frozenset(tags)
+
+
+def _positive_seconds(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
+
+
+def _check_types(spec: ToolSpec) -> None:
+    where = f"tool {spec.name!r}"
+    for key in ("timeout", "cache_ttl"):
+        value = getattr(spec, key)
+        if value is not None and not _positive_seconds(value):
+            raise DefinitionError(
+                f"{where}: {key} must be a positive, finite number of seconds (or None), got {value!r}")
+    for key in ("requires_approval", "cacheable", "idempotent"):
+        value = getattr(spec, key)
+        if not isinstance(value, bool) and not (value is None and key == "idempotent"):
+            raise DefinitionError(f"{where}: {key} must be True or False, got {value!r}")
+    for key in ("description", "author", "deprecated", "rate_limit"):
+        value = getattr(spec, key)
+        if not isinstance(value, str) and not (value is None and key != "description"):
+            raise DefinitionError(f"{where}: {key} must be a string, got {type(value).__name__}")
+    if spec.retry is not None and not isinstance(spec.retry, RetryPolicy):
+        raise DefinitionError(f"{where}: retry must be a RetryPolicy, got {type(spec.retry).__name__}")
+    if spec.annotations is not None and not isinstance(spec.annotations, ToolAnnotations):
+        raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
+
+
+def _check_json(name: str, key: str, value: Any) -> Any:
+    """Return ``value`` if it survives a JSON round trip unchanged, else raise DefinitionError."""
+    try:
+        ok = json.loads(json.dumps(value, allow_nan=False)) == value
+    except (TypeError, ValueError, RecursionError):
+        ok = False
+    if not ok:
+        raise DefinitionError(
+            f"tool {name!r}: {key} must be plain JSON data (str, number, bool, None, list, dict with "
+            "string keys; no NaN/Infinity, bytes, sets or objects), so it survives a JSON round trip")
+    return value
 
 
 def _check_rate_limit(name: str, value: str) -> None:
@@ -421,11 +495,3 @@ class ToolState:
             self.status = ToolStatus(status)
             self.error = error
 
-
-def normalise_tags(tags: Iterable[str] | None) -> frozenset[str]:
-    """Tags as a frozenset, refusing a bare string."""
-    if tags is None:
-        return frozenset()
-    if isinstance(tags, str):
-        raise DefinitionError("tags must be a list of strings, not one string")
-    return frozenset(tags)
