@@ -1,0 +1,50 @@
+"""Provider formats: export tools to OpenAI, Anthropic, Gemini and MCP; read their tool calls; answer them.
+
+Every exporter takes tools in any accepted form (functions, ``@tool`` objects, ``Tool``
+classes, specs), a toolset or a registry, and returns plain dicts that the provider's SDK
+accepts. Nothing here imports a provider SDK.
+
+Example:
+    >>> calls = from_openai(completion)                               # doctest: +SKIP
+    >>> outcomes = await runtime.call_many(calls)                     # doctest: +SKIP
+    >>> messages = [to_openai_result(o) for o in outcomes]            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from toolrig.providers._plain import GENERATED_ID_PREFIX
+from toolrig.providers._tools import ToolsLike, collect_specs
+from toolrig.providers._transform import Transformed
+from toolrig.providers.anthropic import from_anthropic, to_anthropic, to_anthropic_result
+from toolrig.providers.check import PROVIDERS, CheckReport, check, check_all
+from toolrig.providers.gemini import from_gemini, to_gemini, to_gemini_result, to_gemini_tool
+from toolrig.providers.gemini_schema import to_gemini_schema
+from toolrig.providers.mcp import to_mcp
+from toolrig.providers.nulls import drop_strict_nulls
+from toolrig.providers.openai import from_openai, to_openai, to_openai_result
+from toolrig.providers.strict import to_strict_schema
+
+__all__ = [
+    "GENERATED_ID_PREFIX",
+    "PROVIDERS",
+    "CheckReport",
+    "ToolsLike",
+    "Transformed",
+    "check",
+    "check_all",
+    "collect_specs",
+    "drop_strict_nulls",
+    "from_anthropic",
+    "from_gemini",
+    "from_openai",
+    "to_anthropic",
+    "to_anthropic_result",
+    "to_gemini",
+    "to_gemini_result",
+    "to_gemini_schema",
+    "to_gemini_tool",
+    "to_mcp",
+    "to_openai",
+    "to_openai_result",
+    "to_strict_schema",
+]
