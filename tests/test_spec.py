@@ -17,8 +17,8 @@ from toolrig import (
     ToolSpec,
     ToolState,
     ToolStatus,
-    Trust,
     TransientError,
+    Trust,
     tool,
 )
 from toolrig.spec import check_name, freeze, thaw
@@ -201,7 +201,7 @@ def test_versions(version: str) -> None:
 
 @pytest.mark.parametrize("version", ["abc", "1.x", "", "latest"])
 def test_bad_versions(version: str) -> None:
-    with pytest.raises(DefinitionError, match="semantic version such as '1.2.3'"):
+    with pytest.raises(DefinitionError, match=r"semantic version such as '1\.2\.3'"):
         ToolSpec(name="t", version=version)
 
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 __all__ = [
@@ -171,30 +170,58 @@ def sniff_mime_type(data: bytes) -> str:
     return "application/octet-stream"
 
 
+_TEXT_MIME_SUFFIXES = ("json", "xml", "yaml", "javascript", "csv")
+
+
+def _is_text_mime(mime: str) -> bool:
+    return mime.startswith("text/") or mime.split(";", maxsplit=1)[0].endswith(_TEXT_MIME_SUFFIXES)
+
+
 def _bytes_part(data: bytes, mime_type: str | None) -> Part:
     mime = mime_type or sniff_mime_type(data)
     if mime.startswith("image/"):
         return ImagePart(data, mime)
     if mime.startswith("audio/"):
         return AudioPart(data, mime)
+    if _is_text_mime(mime):
+        try:
+            return ResourcePart(uri="data:" + mime, mime_type=mime, text=data.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
     return ResourcePart(uri="data:" + mime, mime_type=mime, blob=data)
 
 
+_NOT_JSON = object()
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    try:
-        return to_jsonable_python(value)
-    except PydanticSerializationError:
-        return None
+    """Plain JSON data for ``value`` (NaN/Infinity as null, bytes as UTF-8 or URL-safe base64), or _NOT_JSON.
+
+    Models are dumped by alias, as their output schema describes them. Unknown objects
+    inside containers become their ``str()``; an unknown object on its own is not JSON.
+    """
+    container = (isinstance(value, _CONTAINERS) or dataclasses.is_dataclass(value)
+                 or hasattr(type(value), "__pydantic_serializer__"))  # a model, without importing pydantic
+    for bytes_mode in ("utf8", "base64"):
+        try:
+            return to_jsonable_python(value, by_alias=True, inf_nan_mode="null", bytes_mode=bytes_mode,
+                                      serialize_unknown=container)
+        except (PydanticSerializationError, UnicodeDecodeError):
+            continue
+        except (ValueError, TypeError, RecursionError):  # e.g. a circular reference
+            break
+    return _NOT_JSON
 
 
 def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
     """Turn whatever a tool returned into a :class:`ToolResult`.
 
-    ``str`` → text; ``bytes`` → image/audio/resource part by ``mime_type`` (or sniffed);
-    a part or a list of parts → those parts; ``None`` → no parts; pydantic models,
-    dataclasses, dicts, lists and scalars → a JSON part; anything else → its ``str()``.
+    ``str`` → text; ``bytes`` → image/audio/resource part by ``mime_type`` (or sniffed; text
+    types decoded); a part → that part; a list mixing parts with other values → each value
+    converted and the parts joined; ``None`` → no parts; pydantic models, dataclasses, dicts,
+    lists and scalars → a JSON part (plain JSON: NaN and Infinity become ``null``); anything else → its
+    ``str()``.
     """
     if isinstance(value, ToolResult):
         return value
@@ -206,10 +233,10 @@ def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
         return ToolResult(parts=(_bytes_part(bytes(value), mime_type),))
     if isinstance(value, _PART_TYPES):
         return ToolResult(parts=(value,))
-    if isinstance(value, Sequence) and value and all(isinstance(v, _PART_TYPES) for v in value):
-        return ToolResult(parts=tuple(value))
+    if isinstance(value, list | tuple) and any(isinstance(v, (*_PART_TYPES, ToolResult)) for v in value):
+        return ToolResult(parts=parts_of(value))
     data = _jsonable(value)
-    if data is None:
+    if data is _NOT_JSON:
         return ToolResult(parts=(TextPart(str(value)),))
     return ToolResult(parts=(JsonPart(data),))
 
