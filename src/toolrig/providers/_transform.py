@@ -18,6 +18,7 @@ __all__ = [
     "brief",
     "is_null_schema",
     "is_untyped",
+    "json_type",
     "merge_all_of",
     "move_to_description",
     "phrase",
@@ -251,3 +252,18 @@ def widen_tuple(schema: Schema, notes: Notes, path: str, why: str) -> None:
             schema.setdefault("minItems", len(positions))
             schema.setdefault("maxItems", len(positions))
     append_description(schema, f"Items by position: {', '.join(brief(p) for p in positions)}.")
+
+
+def json_type(value: Any) -> str | None:
+    """The JSON Schema type name of a JSON value (None for null)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

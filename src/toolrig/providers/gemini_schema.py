@@ -23,6 +23,7 @@ from toolrig.providers._transform import (
     brief,
     is_null_schema,
     is_untyped,
+    json_type,
     merge_all_of,
     move_to_description,
     pointer,
@@ -201,7 +202,7 @@ class _GeminiWalker:
         else:
             move_to_description(s, "enum", self.notes, path, "Gemini enums hold strings only")
             if "type" not in s:
-                s["type"] = _json_type(enum[0])
+                s["type"] = json_type(enum[0]) or "string"
 
     def _keywords(self, s: Schema, path: str) -> None:
         for key, bound, step in (("exclusiveMinimum", "minimum", 1), ("exclusiveMaximum", "maximum", -1)):
@@ -215,6 +216,8 @@ class _GeminiWalker:
             move_to_description(s, "format", self.notes, path, f"Gemini does not accept format {fmt!r} here")
         if "prefixItems" in s:
             widen_tuple(s, self.notes, path, "Gemini cannot type items by position")
+        if "patternProperties" in s:
+            self.notes.cannot(path, "keys matching a pattern ('patternProperties'); Gemini declares fixed keys only")
         for key in [k for k in s if k not in GEMINI_KEYWORDS]:
             move_to_description(s, key, self.notes, path, "not supported by Gemini")
 
@@ -243,13 +246,3 @@ class _GeminiWalker:
                 del s["required"]
         if not props and not root and not map_reported:
             self.notes.cannot(path, "free-form object (no properties); Gemini cannot describe its keys")
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string"

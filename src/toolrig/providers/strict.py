@@ -23,6 +23,7 @@ from toolrig.providers._transform import (
     Schema,
     Transformed,
     is_untyped,
+    json_type,
     merge_all_of,
     move_to_description,
     pointer,
@@ -136,6 +137,8 @@ class _StrictWalker:
             if "enum" not in s:
                 s["enum"] = [const]
                 self.notes.change(path, "replaced 'const' by a one-value 'enum'")
+                if "type" not in s and json_type(const) is not None:
+                    s["type"] = json_type(const)
         ref = s.get("$ref")
         if isinstance(ref, str):
             if not _LOCAL_REF.match(ref):
@@ -155,6 +158,8 @@ class _StrictWalker:
             move_to_description(s, "pattern", self.notes, path, "strict mode patterns cannot use lookaround")
         if "prefixItems" in s:
             widen_tuple(s, self.notes, path, "strict mode cannot type items by position")
+        if "patternProperties" in s:
+            self.notes.cannot(path, "keys matching a pattern ('patternProperties'); strict mode forbids extra keys")
         for key in [k for k in s if k not in STRICT_KEYWORDS]:
             move_to_description(s, key, self.notes, path, "not supported in strict mode")
 
