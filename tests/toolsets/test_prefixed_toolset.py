@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from toolset_helpers import make_tool
 
-from toolrig import DefinitionError, FunctionToolset, Registry, ToolStatus
+from toolrig import DefinitionError, FunctionToolset, Registry, Tool, ToolStatus
 
 
 def test_names_get_the_prefix_and_code_still_runs() -> None:
@@ -56,3 +56,18 @@ def test_prefixed_name_too_long_is_a_definition_error() -> None:
     view = FunctionToolset([make_tool("r" * 60)]).prefixed("long")
     with pytest.raises(DefinitionError, match="illegal tool name"):
         view.list()
+
+
+class Negate(Tool):
+    """Negate a number."""
+
+    def run(self, n: int) -> int:
+        return -n
+
+
+def test_tool_classes_are_renamed_too() -> None:
+    view = FunctionToolset([Negate]).prefixed("m").renamed({"m_negate": "neg"})
+    (aliased,) = view.list()
+    assert aliased.name == aliased.spec.name == "neg"
+    assert aliased.invoke_sync({"n": 3}) == -3
+    assert Negate.name == "negate"

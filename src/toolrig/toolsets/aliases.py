@@ -7,6 +7,7 @@ original tool so that repeated ``list()`` calls hand out the same objects.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 
@@ -31,6 +32,10 @@ def alias(tool: BaseTool, name: str) -> BaseTool:
     if name == tool.name:
         return tool
     copy = tool.with_spec(name=name)
+    if not isinstance(getattr(type(copy), "name", None), property):
+        # ``Tool`` subclasses keep their name as a plain class attribute, which would shadow
+        # ``spec.name`` on the copy; an instance attribute makes ``copy.name`` follow the spec.
+        copy.__dict__["name"] = name
     share_state(tool, copy)
     return copy
 
@@ -44,11 +49,11 @@ class AliasCache:
 
     def get(self, tool: BaseTool, name: str) -> BaseTool:
         """The alias of ``tool`` named ``name``, made once and reused."""
-        with self._lock:
+        with self._lock, contextlib.suppress(TypeError):
             cached = self._copies.get(tool)
             if cached is not None and cached.name == name:
                 return cached
         copy = alias(tool, name)
-        with self._lock:
+        with self._lock, contextlib.suppress(TypeError):  # unhashable or not weak-referenceable: no cache
             self._copies[tool] = copy
         return copy
