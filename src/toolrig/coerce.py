@@ -2,20 +2,26 @@
 
 Models often send ``"5"`` for an integer or ``"true"`` for a boolean. This walks the
 arguments beside the schema and converts such values when the conversion is lossless; the
-validator that runs afterwards has the last word.
+validator that runs afterwards has the last word. A value that already validates is
+returned unchanged, and no input (however odd the schema or the value) makes it raise.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = ["coerce_to_schema"]
 
 _TRUE = {"true", "yes", "y", "on", "1"}
 _FALSE = {"false", "no", "n", "off", "0"}
+_MAX_DEPTH = 64
+_MAX_INT_DIGITS = 4300  # Python's own limit for int(str)
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null",
+               list: "array", dict: "object"}
 
 
 def _types(schema: Mapping[str, Any]) -> list[str]:
@@ -24,47 +30,84 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
         return [t]
     if isinstance(t, list):
         return [x for x in t if isinstance(x, str)]
-    return []
+    enum = schema.get("enum")
+    values: list[Any] = enum if isinstance(enum, list) else [schema["const"]] if "const" in schema else []
+    return list(dict.fromkeys(_JSON_TYPES[type(v)] for v in values if type(v) in _JSON_TYPES))
 
 
-def _candidates(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _resolve(ref: str, root: Mapping[str, Any]) -> Any:
+    node: Any = root
+    for raw in ref[2:].split("/") if ref != "#" else ():
+        key = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping):
+            node = node.get(key)
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node
+
+
+def _merge(base: Mapping[str, Any], sub: Mapping[str, Any]) -> dict[str, Any]:
+    merged = {k: v for k, v in base.items() if k not in ("anyOf", "oneOf", "allOf", "$ref")}
+    for key, value in sub.items():
+        before = merged.get(key)
+        both = key == "properties" and isinstance(before, Mapping) and isinstance(value, Mapping)
+        merged[key] = {**before, **value} if both else value  # type: ignore[dict-item]
+    return merged
+
+
+def _candidates(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[Mapping[str, Any]]:
+    """The alternative (sub)schemas a value may match, with references resolved."""
+    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+        return []
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        node: Any = root
-        for key in ref[2:].split("/"):
-            node = node.get(key, {}) if isinstance(node, Mapping) else {}
-        return _candidates(node, root) if isinstance(node, Mapping) else []
-    subs = [s for key in ("anyOf", "oneOf") for s in schema.get(key, ()) if isinstance(s, Mapping)]
+    if isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
+        target = _resolve(ref, root)
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        return _candidates({**target, **siblings} if isinstance(target, Mapping) else siblings, root, depth + 1)
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        merged = _merge(schema, {})
+        for sub in all_of:
+            for resolved in _candidates(sub, root, depth + 1)[:1]:
+                merged = _merge(merged, resolved)
+        return _candidates(merged, root, depth + 1)
+    subs = [s for key in ("anyOf", "oneOf") if isinstance(schema.get(key), list)
+            for s in schema[key] if isinstance(s, Mapping)]
     if subs:
-        return [c for s in subs for c in _candidates(s, root)]
+        return [c for s in subs for c in _candidates(_merge(schema, s), root, depth + 1)]
     return [schema]
+
+
+def _to_int(text: str) -> tuple[bool, Any]:
+    try:
+        number = Decimal(text)
+    except (InvalidOperation, ValueError):
+        return False, text
+    if not number.is_finite() or number.adjusted() > _MAX_INT_DIGITS or number != number.to_integral_value():
+        return False, text
+    return True, int(number)
 
 
 def _coerce_str(value: str, target: str) -> tuple[bool, Any]:
     text = value.strip()
     if target == "integer":
-        try:
-            return True, int(text)
-        except ValueError:
-            try:
-                f = float(text)
-            except ValueError:
-                return False, value
-            return (True, int(f)) if math.isfinite(f) and f.is_integer() else (False, value)
+        return _to_int(text) if text else (False, value)
     if target == "number":
         try:
             f = float(text)
         except ValueError:
             return False, value
-        return (True, f) if math.isfinite(f) else (False, value)
+        return (True, f) if f - f == 0 else (False, value)  # finite
     if target == "boolean" and text.lower() in _TRUE | _FALSE:
         return True, text.lower() in _TRUE
     if target == "null" and text.lower() in {"null", "none"}:
         return True, None
-    if target in ("object", "array") and text[:1] in "{[":
+    if target in ("object", "array") and text[:1] in "{[" and text:
         try:
             parsed = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False, value
         ok = isinstance(parsed, dict) if target == "object" else isinstance(parsed, list)
         return (True, parsed) if ok else (False, value)
@@ -82,21 +125,19 @@ def _matches(value: Any, target: str) -> bool:
     }.get(target, False)
 
 
-def _coerce(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
-    if depth > 64:
+def _coerce(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
+    if depth > _MAX_DEPTH:
         return value
     candidates = _candidates(schema, root)
     targets = [t for c in candidates for t in _types(c)]
     if targets and any(_matches(value, t) for t in targets):
-        sub = next((c for c in candidates if any(_matches(value, t) for t in _types(c))), schema)
+        sub = next(c for c in candidates if any(_matches(value, t) for t in _types(c)))
         return _descend(value, sub, root, depth)
     if isinstance(value, str):
         for t in targets:
             ok, converted = _coerce_str(value, t)
             if ok:
                 return _descend(converted, next(c for c in candidates if t in _types(c)), root, depth)
-    if isinstance(value, int | float) and not isinstance(value, bool) and "string" in targets:
-        return value
     if not targets and len(candidates) == 1:
         return _descend(value, candidates[0], root, depth)
     return value
@@ -104,22 +145,60 @@ def _coerce(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], dept
 
 def _descend(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
     if isinstance(value, dict):
-        props = schema.get("properties", {})
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
         extra = schema.get("additionalProperties")
         out = {}
         for k, v in value.items():
-            sub = props.get(k) if isinstance(props, Mapping) else None
-            if sub is None and isinstance(extra, Mapping):
-                sub = extra
+            sub = props.get(k, extra)
             out[k] = _coerce(v, sub, root, depth + 1) if isinstance(sub, Mapping) else v
         return out
     if isinstance(value, list):
+        prefix = schema.get("prefixItems")
         items = schema.get("items")
-        if isinstance(items, Mapping):
-            return [_coerce(v, items, root, depth + 1) for v in value]
+        if isinstance(items, list):  # draft 4-7 tuple form
+            prefix, items = items, schema.get("additionalItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        out_list = []
+        for i, v in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else items
+            out_list.append(_coerce(v, sub, root, depth + 1) if isinstance(sub, Mapping) else v)
+        return out_list
     return value
 
 
-def coerce_to_schema(value: Any, schema: Mapping[str, Any]) -> Any:
-    """Return ``value`` with lossless conversions applied where ``schema`` asks for another type."""
-    return _coerce(value, schema, schema, 0)
+def _validator_for(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    import jsonschema_rs
+
+    try:
+        return jsonschema_rs.validator_for(schema if isinstance(schema, dict) else dict(schema)).is_valid
+    except Exception:  # an invalid schema: coerce without the shortcut
+        return None
+
+
+def coerce_to_schema(value: Any, schema: Any, *, is_valid: Callable[[Any], bool] | None = None) -> Any:
+    """Return ``value`` with lossless conversions applied where ``schema`` asks for another type.
+
+    Args:
+        value: the JSON-like value (usually the arguments object).
+        schema: its JSON Schema; ``$ref`` (local), ``anyOf``/``oneOf``/``allOf``, ``properties``,
+            ``additionalProperties``, ``items`` and ``prefixItems`` guide the walk.
+        is_valid: the schema's validity check, when the caller has one compiled; a value it
+            accepts is returned unchanged. Compiled here when not given.
+
+    Returns:
+        The converted value (a new container), or ``value`` itself when it already validates
+        or nothing applies. Never raises.
+    """
+    if not isinstance(schema, Mapping):
+        return value
+    check = is_valid if is_valid is not None else _validator_for(schema)
+    try:
+        if check is not None and check(value):
+            return value
+    except Exception:  # a value the validator cannot even look at (not JSON data)
+        return value
+    try:
+        return _coerce(value, schema, schema, 0)
+    except RecursionError:  # absurdly deep input: leave it to the validator to reject
+        return value
