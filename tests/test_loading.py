@@ -332,6 +332,10 @@ def test_bad_entry_points_raise(site: Path) -> None:
     with pytest.raises(LoadError, match=r"cannot load entry point 'gone'.*ModuleNotFoundError"):
         load_entry_points(missing)
     assert load_entry_points("toolrig.no_such_group") == []
+    plain = f"toolrig.test_{uuid.uuid4().hex[:8]}"
+    install_plugin(site, plain, {"plain_function": f"{module}:one"})
+    with pytest.raises(LoadError, match=r"calling it as a factory failed \(TypeError.*decorate it with @tool"):
+        load_entry_points(plain)
 
 
 # -- dispatch -----------------------------------------------------------------------------

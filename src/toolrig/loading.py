@@ -89,12 +89,24 @@ def collect(obj: Any, *, where: str, factory: bool = False) -> list[BaseTool]:
         if isinstance(obj, list | tuple | set | frozenset):
             return [t for item in obj for t in collect(item, where=where)]
         if factory and callable(obj):
-            return collect(obj(), where=where)
+            return collect(_call_factory(obj, where), where=where)
         return [as_tool(obj)]
     except LoadError:
         raise
     except DefinitionError as exc:
         raise LoadError(f"{where}: {exc}", source=where) from exc
+
+
+def _call_factory(factory: Any, where: str) -> Any:
+    try:
+        return factory()
+    except Exception as exc:
+        raise LoadError(
+            f"{where}: calling it as a factory failed ({type(exc).__name__}: {exc}); an entry point naming a "
+            "plain function must be a factory taking no arguments - to offer the function itself as a tool, "
+            "decorate it with @tool or put it in a list",
+            source=where,
+        ) from exc
 
 
 def tools_in_module(module: ModuleType) -> list[BaseTool]:
