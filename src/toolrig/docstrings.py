@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import docstring_parser
+from docstring_parser import Docstring, ParseError, epydoc, numpydoc, rest
+from docstring_parser.google import DEFAULT_SECTIONS, GoogleParser, Section, SectionType
 
 __all__ = ["DocInfo", "parse_docstring"]
+
+# Google style as Napoleon reads it: keyword arguments are parameters too.
+_GOOGLE = GoogleParser(sections=[
+    *DEFAULT_SECTIONS,
+    *(Section(title, "param", SectionType.MULTIPLE)
+      for title in ("Keyword Args", "Keyword Arguments", "Other Parameters", "Other Params", "Kwargs")),
+])
+_PARSERS: tuple[Callable[[str], Docstring], ...] = (rest.parse, _GOOGLE.parse, numpydoc.parse, epydoc.parse)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,9 +30,24 @@ class DocInfo:
     returns: str | None = None
 
 
+def _best_parse(text: str) -> Docstring | None:
+    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does."""
+    best: Docstring | None = None
+    for parse in _PARSERS:
+        try:
+            parsed = parse(text)
+        except ParseError:
+            continue
+        if best is None or len(parsed.meta) > len(best.meta):
+            best = parsed
+    return best
+
+
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> DocInfo:
-    parsed = docstring_parser.parse(text, style=docstring_parser.DocstringStyle.AUTO)
+    parsed = _best_parse(text)
+    if parsed is None:  # no style can read it: the whole text describes the tool
+        return DocInfo(description=text.strip())
     parts = [p for p in (parsed.short_description, parsed.long_description) if p]
     params = {p.arg_name: " ".join(p.description.split()) for p in parsed.params if p.description}
     returns = parsed.returns.description if parsed.returns and parsed.returns.description else None
