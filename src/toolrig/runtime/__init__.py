@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from toolrig.runtime.breaker import BreakerStage
+from toolrig.runtime.cache import CacheStage
 from toolrig.runtime.chain import CallNext, Stage, build_chain
 from toolrig.runtime.clock import Clock, FakeClock, SystemClock
 from toolrig.runtime.decision import Decision, Verdict, fold_decisions
@@ -14,20 +16,35 @@ from toolrig.runtime.defaults import (
     replace_stage,
 )
 from toolrig.runtime.invocation import Invocation
+from toolrig.runtime.isolation import CallTimeoutError, IsolationStage
+from toolrig.runtime.loopguard import LoopGuardStage
+from toolrig.runtime.process_pool import ProcessPool
+from toolrig.runtime.ratelimit import RateLimitStage
+from toolrig.runtime.retry import RetryStage
 from toolrig.runtime.runtime import Runtime
 from toolrig.runtime.services import ApprovalHandler, Services
+from toolrig.runtime.thread_hop import ThreadHop
 
 __all__ = [
     "ApprovalHandler",
+    "BreakerStage",
+    "CacheStage",
     "CallNext",
+    "CallTimeoutError",
     "Clock",
     "Decision",
     "FakeClock",
     "Invocation",
+    "IsolationStage",
+    "LoopGuardStage",
+    "ProcessPool",
+    "RateLimitStage",
+    "RetryStage",
     "Runtime",
     "Services",
     "Stage",
     "SystemClock",
+    "ThreadHop",
     "Verdict",
     "build_chain",
     "default_stages",

@@ -6,22 +6,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolrig.runtime.approval import ApprovalStage
+from toolrig.runtime.breaker import BreakerStage
+from toolrig.runtime.cache import CacheStage
 from toolrig.runtime.chain import Stage
 from toolrig.runtime.hooks import HooksStage
+from toolrig.runtime.isolation import IsolationStage
+from toolrig.runtime.loopguard import LoopGuardStage
+from toolrig.runtime.ratelimit import RateLimitStage
 from toolrig.runtime.repair import RepairStage
 from toolrig.runtime.resolve import ResolveStage
+from toolrig.runtime.retry import RetryStage
 from toolrig.runtime.validate import ValidateStage
+from toolrig.spec import RetryPolicy
 
 __all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
 
 
-def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False) -> list[Stage]:
+def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
+                   retry: RetryPolicy | None = None, timeout: float | None = None) -> list[Stage]:
     """The full pipeline, outermost first (see docs/runtime.md for the order and why).
 
     Args:
         audit: audit destination (see :class:`toolrig.Runtime`).
         audit_mode: ``"batched"`` or ``"strict"``.
         strict_arguments: turn argument repair off.
+        retry: retry policy for tools without ``spec.retry`` (default None: those are not retried).
+        timeout: seconds per attempt for tools without ``spec.timeout`` (default None: no limit).
     """
     return [
         ResolveStage(),
@@ -29,6 +39,12 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         ValidateStage(),
         HooksStage(),
         ApprovalStage(),
+        LoopGuardStage(),
+        RateLimitStage(),
+        CacheStage(),
+        BreakerStage(),
+        RetryStage(retry),
+        IsolationStage(default_timeout=timeout),
     ]
 
 
