@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -87,6 +87,19 @@ class CallContext:
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     progress: ProgressCallback | None = None
 
+    def __post_init__(self) -> None:
+        # Private read-only copies: whoever built the context cannot change it behind a running call.
+        if isinstance(self.roles, str):
+            raise TypeError(f"roles must be a collection of role names, not one string: roles={{{self.roles!r}}}")
+        object.__setattr__(self, "roles", frozenset(self.roles))
+        object.__setattr__(self, "state", MappingProxyType(dict(self.state)))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        kwargs = {f.name: getattr(self, f.name) for f in fields(self)}
+        kwargs["state"], kwargs["metadata"] = dict(self.state), dict(self.metadata)
+        return (_make_context, (kwargs,))
+
     def derive(self, **changes: Any) -> CallContext:
         """A copy with some fields changed (contexts are never mutated)."""
         return replace(self, **changes)
@@ -118,6 +131,10 @@ class CallContext:
         raise InjectionError(
             f"injected parameter {name!r} has no value: pass it in CallContext(state={{{name!r}: ...}})"
         )
+
+
+def _make_context(kwargs: dict[str, Any]) -> CallContext:
+    return CallContext(**kwargs)
 
 
 EMPTY_CONTEXT = CallContext()
