@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import jsonschema_rs
 import mcp.types as mt
-from provider_samples import Translate, every_tool, get_weather, place_order, ping
+from provider_samples import Translate, every_tool, get_weather, ping, place_order
 from pydantic import BaseModel
 
 from toolrig import ToolAnnotations, tool
