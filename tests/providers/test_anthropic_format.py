@@ -17,7 +17,7 @@ from provider_samples import every_tool, get_weather, place_order
 from pydantic import TypeAdapter
 
 from toolrig import ImagePart, ResourcePart, ToolCall, ToolError, ToolOutcome, ToolResult, schema_tool, to_result
-from toolrig.providers import check, from_anthropic, to_anthropic, to_anthropic_result
+from toolrig.providers import check, from_anthropic, to_anthropic, to_anthropic_message, to_anthropic_result
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
@@ -120,3 +120,12 @@ def test_round_trip_through_a_tool() -> None:
     block = _result(ToolOutcome.success(call.id, call.name, get_weather.to_result(value)))
     assert block["tool_use_id"] == "toolu_1"
     assert block["content"][0]["text"] == "sunny in Paris, 21c"
+
+
+def test_parallel_calls_are_answered_in_one_user_message() -> None:
+    calls = from_anthropic(_message())
+    outcomes = [ToolOutcome.success(c.id, c.name, to_result(f"answer {i}")) for i, c in enumerate(calls)]
+    message = to_anthropic_message(outcomes)
+    TypeAdapter(MessageParam).validate_python(message)
+    assert message["role"] == "user"
+    assert [b["tool_use_id"] for b in message["content"]] == ["toolu_1", "toolu_2"]

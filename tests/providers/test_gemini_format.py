@@ -12,6 +12,7 @@ from toolrig.providers import (
     check,
     from_gemini,
     to_gemini,
+    to_gemini_content,
     to_gemini_result,
     to_gemini_tool,
 )
@@ -130,3 +131,14 @@ def test_image_and_pdf_results_become_parts() -> None:
     inline = [p["inline_data"] for p in part["function_response"]["parts"]]
     assert inline == [{"mime_type": "image/png", "data": PNG}, {"mime_type": "application/pdf", "data": b"%PDF-1.4"}]
     assert "parts" not in _part(outcome, media=False)["function_response"]
+
+
+def test_parallel_calls_are_answered_in_one_content() -> None:
+    calls = from_gemini(_response(gt.FunctionCall(id="a", name="get_weather", args={"city": "Rome"}),
+                                  gt.FunctionCall(id="b", name="ping", args={})))
+    outcomes = [ToolOutcome.success(c.id, c.name, to_result(f"answer {i}")) for i, c in enumerate(calls)]
+    content = gt.Content.model_validate(to_gemini_content(outcomes))
+    assert content.role == "user"
+    responses = [p.function_response for p in content.parts or []]
+    assert [(r.id, r.name, r.response) for r in responses if r] == [
+        ("a", "get_weather", {"result": "answer 0"}), ("b", "ping", {"result": "answer 1"})]

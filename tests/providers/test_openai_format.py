@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 
 from toolrig import FunctionToolset, ImagePart, ToolCall, ToolError, ToolOutcome, schema_tool, to_result
 from toolrig.errors import DefinitionError
-from toolrig.providers import check, from_openai, to_openai, to_openai_result
+from toolrig.providers import check, from_openai, to_openai, to_openai_result, to_openai_results
 
 
 def _typed(td: Any, value: dict[str, Any]) -> None:
@@ -231,3 +231,14 @@ def test_keyword_tool_strict_export_keeps_meaning_in_descriptions() -> None:
     assert "Constraint not" in props["name"]["description"]
     assert "Constraint dependentRequired" in props["opts"]["description"]
     assert "Items must be unique." in props["tags"]["description"]
+
+
+def test_parallel_calls_are_answered_in_order() -> None:
+    calls = from_openai(_chat_completion())
+    outcomes = [ToolOutcome.success(c.id, c.name, to_result(f"answer {i}")) for i, c in enumerate(calls)]
+    messages = to_openai_results(outcomes)
+    assert [m["tool_call_id"] for m in messages] == ["call_1", "call_2"]
+    for m in messages:
+        _typed(ChatCompletionToolMessageParam, m)
+    items = to_openai_results(outcomes, api="responses")
+    assert [i["output"] for i in items] == ["answer 0", "answer 1"]

@@ -7,7 +7,7 @@ accepts. Nothing here imports a provider SDK.
 Example:
     >>> calls = from_openai(completion)                               # doctest: +SKIP
     >>> outcomes = await runtime.call_many(calls)                     # doctest: +SKIP
-    >>> messages = [to_openai_result(o) for o in outcomes]            # doctest: +SKIP
+    >>> messages = to_openai_results(outcomes)                        # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from __future__ import annotations
 from toolrig.providers._plain import GENERATED_ID_PREFIX
 from toolrig.providers._tools import ToolsLike, collect_specs
 from toolrig.providers._transform import Transformed
-from toolrig.providers.anthropic import from_anthropic, to_anthropic, to_anthropic_result
+from toolrig.providers.anthropic import from_anthropic, to_anthropic, to_anthropic_message, to_anthropic_result
 from toolrig.providers.check import PROVIDERS, CheckReport, check, check_all
-from toolrig.providers.gemini import from_gemini, to_gemini, to_gemini_result, to_gemini_tool
+from toolrig.providers.gemini import from_gemini, to_gemini, to_gemini_content, to_gemini_result, to_gemini_tool
 from toolrig.providers.gemini_schema import to_gemini_schema
 from toolrig.providers.mcp import to_mcp
 from toolrig.providers.nulls import drop_strict_nulls
-from toolrig.providers.openai import from_openai, to_openai, to_openai_result
+from toolrig.providers.openai import from_openai, to_openai, to_openai_result, to_openai_results
 from toolrig.providers.strict import to_strict_schema
 
 __all__ = [
@@ -38,13 +38,16 @@ __all__ = [
     "from_gemini",
     "from_openai",
     "to_anthropic",
+    "to_anthropic_message",
     "to_anthropic_result",
     "to_gemini",
+    "to_gemini_content",
     "to_gemini_result",
     "to_gemini_schema",
     "to_gemini_tool",
     "to_mcp",
     "to_openai",
     "to_openai_result",
+    "to_openai_results",
     "to_strict_schema",
 ]

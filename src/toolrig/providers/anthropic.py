@@ -8,7 +8,7 @@ documented restriction checked is the pattern of top-level property names.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolrig.calls import ToolCall
@@ -26,6 +26,7 @@ __all__ = [
     "anthropic_schema",
     "from_anthropic",
     "to_anthropic",
+    "to_anthropic_message",
     "to_anthropic_result",
 ]
 
@@ -110,3 +111,8 @@ def to_anthropic_result(outcome: ToolOutcome) -> dict[str, Any]:
     if not content:
         content.append({"type": "text", "text": EMPTY_RESULT})
     return {"type": "tool_result", "tool_use_id": outcome.call_id, "content": content, "is_error": not outcome.ok}
+
+
+def to_anthropic_message(outcomes: Iterable[ToolOutcome]) -> dict[str, Any]:
+    """The ``user`` message answering parallel calls: every ``tool_result`` block in one message, in order."""
+    return {"role": "user", "content": [to_anthropic_result(o) for o in outcomes]}

@@ -8,7 +8,7 @@ parameters gets no ``parameters`` key (Gemini rejects an object schema with no p
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolrig.calls import ToolCall
@@ -26,6 +26,7 @@ __all__ = [
     "from_gemini",
     "gemini_definition",
     "to_gemini",
+    "to_gemini_content",
     "to_gemini_result",
     "to_gemini_tool",
 ]
@@ -123,3 +124,8 @@ def to_gemini_result(outcome: ToolOutcome, *, media: bool = True) -> dict[str, A
         if blobs:
             response["parts"] = [{"inline_data": {"mime_type": m, "data": d}} for m, d in blobs]
     return {"function_response": response}
+
+
+def to_gemini_content(outcomes: Iterable[ToolOutcome], *, media: bool = True) -> dict[str, Any]:
+    """The ``user`` content answering parallel calls: one ``function_response`` part per outcome, in order."""
+    return {"role": "user", "parts": [to_gemini_result(o, media=media) for o in outcomes]}

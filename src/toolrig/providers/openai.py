@@ -9,7 +9,7 @@ OpenAI documents that strict schemas are not guaranteed for parallel calls, so s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from toolrig.calls import ToolCall
@@ -21,7 +21,15 @@ from toolrig.providers._transform import Notes, Transformed, pointer
 from toolrig.providers.strict import to_strict_schema
 from toolrig.spec import ToolSpec, thaw
 
-__all__ = ["OpenAIApi", "from_openai", "openai_definition", "openai_schema", "to_openai", "to_openai_result"]
+__all__ = [
+    "OpenAIApi",
+    "from_openai",
+    "openai_definition",
+    "openai_schema",
+    "to_openai",
+    "to_openai_result",
+    "to_openai_results",
+]
 
 OpenAIApi = Literal["chat", "responses"]
 
@@ -161,6 +169,11 @@ def to_openai_result(outcome: ToolOutcome, *, api: OpenAIApi = "chat") -> dict[s
         text = [{"type": "input_text", "text": outcome.content}] if outcome.content else []
         output = text + media
     return {"type": "function_call_output", "call_id": outcome.call_id, "output": output}
+
+
+def to_openai_results(outcomes: Iterable[ToolOutcome], *, api: OpenAIApi = "chat") -> list[dict[str, Any]]:
+    """One message (or input item) per outcome, in order: the answers to parallel calls."""
+    return [to_openai_result(o, api=api) for o in outcomes]
 
 
 def _filename(name: str | None, uri: str) -> str:
