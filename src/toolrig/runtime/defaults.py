@@ -6,16 +6,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolrig.runtime.approval import ApprovalStage
+from toolrig.runtime.audit import AuditStage
 from toolrig.runtime.breaker import BreakerStage
 from toolrig.runtime.cache import CacheStage
 from toolrig.runtime.chain import Stage
+from toolrig.runtime.fence import FenceStage
 from toolrig.runtime.hooks import HooksStage
 from toolrig.runtime.isolation import IsolationStage
 from toolrig.runtime.loopguard import LoopGuardStage
+from toolrig.runtime.process import ProcessStage
 from toolrig.runtime.ratelimit import RateLimitStage
 from toolrig.runtime.repair import RepairStage
 from toolrig.runtime.resolve import ResolveStage
 from toolrig.runtime.retry import RetryStage
+from toolrig.runtime.telemetry import TelemetryStage
 from toolrig.runtime.validate import ValidateStage
 from toolrig.spec import RetryPolicy
 
@@ -27,16 +31,21 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
     """The full pipeline, outermost first (see docs/runtime.md for the order and why).
 
     Args:
-        audit: audit destination (see :class:`toolrig.Runtime`).
-        audit_mode: ``"batched"`` or ``"strict"``.
+        audit: audit destination (see :class:`toolrig.Runtime` and :func:`toolrig.audit.open_sink`);
+            ``False`` leaves the audit stage out.
+        audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row committed before the call).
         strict_arguments: turn argument repair off.
         retry: retry policy for tools without ``spec.retry`` (default None: those are not retried).
         timeout: seconds per attempt for tools without ``spec.timeout`` (default None: no limit).
     """
     return [
+        *([] if audit is False else [AuditStage(audit, mode=audit_mode)]),
+        TelemetryStage(),
         ResolveStage(),
         RepairStage(strict=strict_arguments),
         ValidateStage(),
+        FenceStage(),
+        ProcessStage(),
         HooksStage(),
         ApprovalStage(),
         LoopGuardStage(),

@@ -1,0 +1,32 @@
+"""The audit log: one row per tool call, written off the call path, queryable afterwards.
+
+* :class:`AuditRecord`: one row.
+* :class:`SqliteSink` / :class:`AuditLog`: write / query a SQLite file (WAL mode).
+* :class:`AuditWriter`: the background thread that builds and writes rows in batches.
+* :func:`open_sink`: reads ``Runtime(audit=...)`` (path, ``sqlite:///`` URL, sink, callable, False).
+
+The pipeline stage is :class:`toolrig.runtime.audit.AuditStage`.
+"""
+
+from __future__ import annotations
+
+from toolrig.audit.record import COMPLETED, STARTED, AuditRecord
+from toolrig.audit.sinks import AUDIT_ENV, AuditSink, CallableSink, configured_audit_path, default_audit_path, open_sink
+from toolrig.audit.sqlite import AuditLog, Since, SqliteSink
+from toolrig.audit.writer import AuditWriter
+
+__all__ = [
+    "AUDIT_ENV",
+    "COMPLETED",
+    "STARTED",
+    "AuditLog",
+    "AuditRecord",
+    "AuditSink",
+    "AuditWriter",
+    "CallableSink",
+    "Since",
+    "SqliteSink",
+    "configured_audit_path",
+    "default_audit_path",
+    "open_sink",
+]

@@ -1,0 +1,139 @@
+"""One audit row: :class:`AuditRecord`, and how it is built from a call and its outcome.
+
+Building a record (redaction, JSON encoding) happens in the background writer thread, never on
+the call path: the audit stage only hands over references to the frozen call, context and outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import anyio
+
+from toolrig.calls import ToolCall
+from toolrig.context import CallContext
+from toolrig.outcome import ErrorKind, ToolOutcome
+from toolrig.redact import Redactor
+
+__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "started_record"]
+
+STARTED = "started"
+"""Status of a row written before the tool ran (strict mode) and not completed yet."""
+
+COMPLETED = "completed"
+"""Status of a row whose call finished (successfully or not)."""
+
+_META_KEYS = ("cache", "stale", "fence")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditRecord:
+    """What the audit log keeps about one call.
+
+    Attributes:
+        id: unique row id (a call id from a model may repeat across sessions).
+        call_id: the tool call's id.
+        time: when the call entered the runtime (seconds since the epoch).
+        user: the end user, from the call context.
+        agent: the agent, from the call context.
+        session: the session, from the call context.
+        tool: the tool name (the resolved name when the call was resolved).
+        version: the tool's version, when it was resolved.
+        arguments: the arguments as the model sent them, after redaction.
+        decision: the policy decision (verdict, reason, source), when one was made.
+        status: ``"started"`` (strict mode, call not finished) or ``"completed"``.
+        ok: whether the call succeeded (None while started).
+        kind: ``"ok"`` or the error kind (None while started).
+        error: the error message, after redaction.
+        duration_ms: time spent in the runtime.
+        attempts: attempts made (retries included).
+        repairs: argument repairs applied.
+        meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``).
+    """
+
+    id: str
+    call_id: str
+    time: float
+    tool: str
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    version: str | None = None
+    arguments: Any = None
+    decision: Mapping[str, Any] | None = None
+    status: str = COMPLETED
+    ok: bool | None = None
+    kind: str | None = None
+    error: str | None = None
+    duration_ms: float | None = None
+    attempts: int | None = None
+    repairs: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        out = asdict(self)
+        out["repairs"] = list(self.repairs)
+        return out
+
+
+def _arguments(call: ToolCall, redactor: Redactor) -> Any:
+    args: Any = call.arguments
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return redactor.text(args)
+    return redactor.value(_plain(args))
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-encodable copy (unknown objects become their repr, bytes their size)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    return repr(value)
+
+
+def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
+                   redactor: Redactor) -> AuditRecord:
+    """The row written before the tool runs (strict mode)."""
+    return AuditRecord(id=row_id, call_id=call.id, time=started, tool=call.name, user=ctx.user,
+                       agent=ctx.agent, session=ctx.session, arguments=_arguments(call, redactor),
+                       status=STARTED)
+
+
+def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
+                     outcome: ToolOutcome | BaseException, *, duration_ms: float,
+                     redactor: Redactor) -> AuditRecord:
+    """The final row of a call, from its outcome (or the exception that escaped the pipeline)."""
+    base = started_record(row_id, started, call, ctx, redactor)
+    if isinstance(outcome, BaseException):
+        cancelled = isinstance(outcome, anyio.get_cancelled_exc_class())
+        failed = ErrorKind.CANCELLED if cancelled else ErrorKind.INTERNAL_ERROR
+        return _replace(base, ok=False, kind=failed.value, error=f"{type(outcome).__name__}: {outcome}"[:2000],
+                        duration_ms=duration_ms)
+    meta = {k: outcome.meta[k] for k in _META_KEYS if k in outcome.meta}
+    if outcome.truncated:
+        meta["truncated"] = True
+    error = outcome.error
+    kind = error.kind.value if error is not None else "ok" if outcome.ok else ErrorKind.EXECUTION_ERROR.value
+    version = outcome.meta.get("version")
+    decision = outcome.meta.get("decision")
+    return _replace(
+        base, tool=outcome.name or call.name, version=None if version is None else str(version),
+        decision=redactor.value(_plain(decision)) if decision is not None else None,
+        ok=outcome.ok, kind=kind, error=None if error is None else redactor.text(error.message),
+        duration_ms=duration_ms, attempts=outcome.attempts, repairs=tuple(outcome.repairs), meta=meta)
+
+
+def _replace(record: AuditRecord, **changes: Any) -> AuditRecord:
+    return AuditRecord(**{**record.__dict__, "status": COMPLETED, **changes})

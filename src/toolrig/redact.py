@@ -1,0 +1,237 @@
+"""Redaction filters: find secrets in text and JSON-like values and replace them with a visible marker.
+
+Pure functions and a small immutable :class:`Redactor`. The default rules cover the secrets that
+most often leak through tool output and arguments: provider API keys (``sk-...``, ``ghp_...``,
+``xoxb-...``, AWS access keys, Google API keys, Stripe keys), JWTs, bearer tokens, PEM private key
+blocks, passwords in URLs and ``password=...``-style assignments. In JSON-like values, the value of
+any key that names a secret (``password``, ``api_key``, ``authorization``, ...) is replaced whole.
+
+Example:
+    >>> DEFAULT_REDACTOR.text("token: ghp_" + "a" * 36)
+    'token: [REDACTED:github_token]'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "DEFAULT_REDACTOR",
+    "DEFAULT_RULES",
+    "SENSITIVE_KEYS",
+    "Redactor",
+    "Rule",
+    "redact_text",
+    "redact_value",
+]
+
+TextFilter = Callable[[str], str]
+"""A custom filter: takes text, returns it with whatever it considers secret replaced."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One secret pattern. When the pattern has a group named ``secret``, only that group is replaced.
+
+    Attributes:
+        name: shown in the marker, e.g. ``[REDACTED:github_token]``.
+        pattern: a compiled regular expression.
+        hints: literal strings one of which every match contains; the regex runs only when the text
+            contains a hint (a fast ``in`` check). Empty: always run.
+        fold_hints: compare hints with the lower-cased text (hints are then lower case).
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...] = ()
+    fold_hints: bool = False
+
+    @classmethod
+    def of(cls, name: str, pattern: str | re.Pattern[str], *hints: str, fold: bool = False) -> Rule:
+        """A rule from a pattern string (compiled) or a compiled pattern, with optional hints."""
+        compiled = pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
+        return cls(name, compiled, tuple(h.lower() for h in hints) if fold else hints, fold)
+
+    def may_match(self, text: str, lowered: str) -> bool:
+        """False when the text cannot contain a match (no hint occurs in it)."""
+        if not self.hints:
+            return True
+        haystack = lowered if self.fold_hints else text
+        return any(h in haystack for h in self.hints)
+
+    def apply(self, text: str) -> str:
+        """``text`` with every match replaced by the marker."""
+        marker = f"[REDACTED:{self.name}]"
+        if "secret" not in self.pattern.groupindex:
+            return self.pattern.sub(marker, text)
+
+        def keep_context(m: re.Match[str]) -> str:
+            whole, start = m.group(0), m.start(0)
+            return whole[: m.start("secret") - start] + marker + whole[m.end("secret") - start:]
+
+        return self.pattern.sub(keep_context, text)
+
+
+_SECRET_WORDS = (
+    r"passw(?:or)?d|passwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
+    r"|private[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token|token"
+)
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule.of("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                           r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", "PRIVATE KEY"),
+    Rule.of("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}", "eyJ"),
+    Rule.of("api_key", r"(?<![A-Za-z0-9])sk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+            "sk-"),
+    Rule.of("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
+    Rule.of("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+            "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    Rule.of("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", "xox"),
+    Rule.of("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b",
+            "AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA"),
+    Rule.of("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", "AIza"),
+    Rule.of("bearer_token", r"(?i)\b(?:bearer|token)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", "bearer", "token",
+            fold=True),
+    Rule.of("basic_auth", r"(?i)\bbasic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})", "basic", fold=True),
+    Rule.of("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:(?P<secret>[^\s/@]+)@", "://"),
+    Rule.of("credential", r"(?i)(?<![A-Za-z0-9])(?<!page_)(?<!next_)(?<!page-)(?<!next-)(?:" + _SECRET_WORDS
+            + r")[\"']?\s*[:=]\s*[\"']?(?P<secret>(?![\[{(])[^\s\"',;&}]{3,})",
+            "pass", "secret", "key", "token", fold=True),
+)
+"""The rules applied by default, in order (the most specific first)."""
+
+SENSITIVE_KEYS: re.Pattern[str] = re.compile(
+    r"(?i)^(?:.*[_-])?(?:" + _SECRET_WORDS + r"|pwd|authorization|cookie|credentials?)(?:[_-].*)?$"
+)
+"""Keys whose values are replaced whole in JSON-like values (``"api_key": "..."`` → ``"[REDACTED]"``)."""
+
+_NOT_SECRET_KEYS = re.compile(
+    r"(?i)^(?:.*[_-])?(?:tokens?[_-](?:count|type|usage|limit)|(?:page|next|continuation|sync)[_-]?token)$")
+_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """A set of rules, custom filters and sensitive key names. Immutable; cheap to share.
+
+    Attributes:
+        rules: regex rules applied to every string.
+        filters: extra callables ``str -> str`` applied after the rules.
+        sensitive_keys: mapping keys whose whole value is replaced (None: no key-based redaction).
+    """
+
+    rules: tuple[Rule, ...] = DEFAULT_RULES
+    filters: tuple[TextFilter, ...] = ()
+    sensitive_keys: re.Pattern[str] | None = SENSITIVE_KEYS
+    _key_cache: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def create(cls, patterns: Iterable[str | re.Pattern[str] | Rule | TextFilter] = (), *,
+               defaults: bool = True, sensitive_keys: re.Pattern[str] | str | None = SENSITIVE_KEYS) -> Redactor:
+        """Build a redactor from patterns (strings, compiled regexes, :class:`Rule`) and callables.
+
+        Args:
+            patterns: extra rules; a bare pattern is reported as ``[REDACTED:custom]``.
+            defaults: keep :data:`DEFAULT_RULES` before the extra rules.
+            sensitive_keys: key pattern for JSON-like values, or None to disable.
+        """
+        rules: list[Rule] = list(DEFAULT_RULES) if defaults else []
+        filters: list[TextFilter] = []
+        for p in patterns:
+            if isinstance(p, Rule):
+                rules.append(p)
+            elif isinstance(p, str | re.Pattern):
+                rules.append(Rule.of("custom", p))
+            elif callable(p):
+                filters.append(p)
+            else:
+                raise TypeError(f"a redaction pattern must be a regex, a Rule or a callable, not {type(p).__name__}")
+        keys = re.compile(sensitive_keys) if isinstance(sensitive_keys, str) else sensitive_keys
+        return cls(tuple(rules), tuple(filters), keys)
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[REDACTED:kind]`` (the same object if none)."""
+        out = text
+        lowered = text.lower()
+        for rule in self.rules:
+            hints = rule.hints
+            if hints:
+                haystack = lowered if rule.fold_hints else out
+                for hint in hints:
+                    if hint in haystack:
+                        break
+                else:
+                    continue
+            out = rule.apply(out)
+        for f in self.filters:
+            out = f(out)
+        return text if out == text else out
+
+    def is_sensitive_key(self, key: str) -> bool:
+        """True when the value under ``key`` is redacted whole."""
+        hit = self._key_cache.get(key)
+        if hit is None:
+            keys = self.sensitive_keys
+            hit = keys is not None and bool(keys.match(key)) and not _NOT_SECRET_KEYS.match(key)
+            if len(self._key_cache) < 4096:
+                self._key_cache[key] = hit
+        return hit
+
+    def value(self, value: Any) -> Any:
+        """A JSON-like value with secrets redacted; unchanged parts (and the whole, if clean) are the same objects."""
+        return self._value(value, 0)
+
+    def _value(self, value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind is int or kind is float or kind is bool or value is None or depth > _MAX_DEPTH:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if kind is dict or isinstance(value, Mapping):
+            return self._mapping(value, depth)
+        if isinstance(value, list | tuple):
+            items = [self._value(v, depth + 1) for v in value]
+            if all(a is b for a, b in zip(items, value, strict=True)):
+                return value
+            return items if isinstance(value, list) else tuple(items)
+        return value
+
+    def _mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
+        changed = False
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, str) and self.is_sensitive_key(k) and v is not None and not isinstance(v, bool):
+                new: Any = "[REDACTED]" if isinstance(v, str | int | float) else _redact_whole(v)
+            else:
+                new = self._value(v, depth + 1)
+            changed = changed or new is not v
+            out[k] = new
+        return out if changed else value
+
+
+def _redact_whole(value: Any) -> Any:
+    """A container under a sensitive key: keep its shape, hide every scalar."""
+    if isinstance(value, Mapping):
+        return {k: _redact_whole(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_whole(v) for v in value]
+    return "[REDACTED]"
+
+
+DEFAULT_REDACTOR = Redactor()
+"""The redactor used when none is configured."""
+
+
+def redact_text(text: str, redactor: Redactor = DEFAULT_REDACTOR) -> str:
+    """``text`` with secrets replaced (see :class:`Redactor`)."""
+    return redactor.text(text)
+
+
+def redact_value(value: Any, redactor: Redactor = DEFAULT_REDACTOR) -> Any:
+    """A JSON-like value with secrets replaced (see :class:`Redactor`)."""
+    return redactor.value(value)
