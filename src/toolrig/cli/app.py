@@ -15,6 +15,7 @@ __all__ = ["COMMAND_MODULES", "app", "build_app", "main"]
 COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli.inspect",
     "toolrig.cli.check",
+    "toolrig.cli.audit",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 
