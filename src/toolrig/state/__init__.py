@@ -1,0 +1,84 @@
+"""Shared state for the protective stages: rate limits, breakers, cache and loop counters.
+
+Use :func:`make_state` to turn a runtime's ``state=`` argument into a backend::
+
+    make_state("memory")                   # this process only (the default)
+    make_state("redis://localhost:6379/0")  # shared by every process using that Redis
+    make_state(RedisState(url, prefix="team-a"))  # a backend object is used as is
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolrig.state.base import (
+    BreakerConfig,
+    BreakerPermit,
+    BreakerResult,
+    CircuitState,
+    KeyValueStore,
+    StateBackend,
+    StateUnavailable,
+)
+from toolrig.state.keys import canonical_arguments, digest
+from toolrig.state.limiting import LimitRequest, LimitVerdict, WindowLimiter, describe_limit, parse_limits
+from toolrig.state.memory import MemoryKeyValueStore, MemoryState
+
+if TYPE_CHECKING:
+    from toolrig.state.redis import RedisKeyValueStore, RedisState
+
+__all__ = [
+    "BreakerConfig",
+    "BreakerPermit",
+    "BreakerResult",
+    "CircuitState",
+    "KeyValueStore",
+    "LimitRequest",
+    "LimitVerdict",
+    "MemoryKeyValueStore",
+    "MemoryState",
+    "RedisKeyValueStore",
+    "RedisState",
+    "StateBackend",
+    "StateUnavailable",
+    "WindowLimiter",
+    "canonical_arguments",
+    "describe_limit",
+    "digest",
+    "make_state",
+    "parse_limits",
+]
+
+_REDIS_SCHEMES = ("redis://", "rediss://")
+
+
+def make_state(spec: Any = "memory", *, prefix: str = "toolrig") -> StateBackend:
+    """Turn ``"memory"``, a ``redis://`` / ``rediss://`` URL, or a backend object into a backend.
+
+    Args:
+        spec: ``"memory"`` (or None), a Redis URL, or an object implementing :class:`StateBackend`.
+        prefix: key namespace for a Redis URL.
+
+    Raises:
+        ValueError: ``spec`` is a string that names no backend.
+        TypeError: ``spec`` is an object that is not a backend.
+    """
+    if spec is None or spec == "memory":
+        return MemoryState()
+    if isinstance(spec, str):
+        if spec.startswith(_REDIS_SCHEMES):
+            from toolrig.state.redis import RedisState
+
+            return RedisState(spec, prefix=prefix)
+        raise ValueError(f"unknown state backend {spec!r}: use 'memory' or a 'redis://host:port/db' URL")
+    if isinstance(spec, StateBackend):
+        return spec
+    raise TypeError(f"{spec!r} is not a state backend: pass 'memory', a redis:// URL, or a StateBackend")
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("RedisState", "RedisKeyValueStore"):
+        from toolrig.state import redis as redis_module
+
+        return getattr(redis_module, name)
+    raise AttributeError(f"module 'toolrig.state' has no attribute {name!r}")
