@@ -115,11 +115,11 @@ def test_text_json_and_error_results() -> None:
     assert error["function_response"]["response"] == {"error": "Error (invalid_arguments): city: required"}
 
 
-def test_generated_ids_are_not_sent_back() -> None:
+def test_calls_without_ids_are_answered_with_the_generated_id() -> None:
     [call] = from_gemini(_response(gt.FunctionCall(name="get_weather", args={"city": "Rome"})))
     value = get_weather.invoke_sync(get_weather.validate(call.parsed_arguments()))
     part = _part(ToolOutcome.success(call.id, call.name, get_weather.to_result(value)))
-    assert "id" not in part["function_response"]
+    assert part["function_response"]["id"] == call.id
     assert part["function_response"]["response"] == {"result": "sunny in Rome, 21c"}
 
 

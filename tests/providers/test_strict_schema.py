@@ -217,3 +217,11 @@ def test_strict_arguments_validate_against_the_original_tool(params: list[tuple[
     strict = to_strict_schema(t.spec.input_schema).schema
     arguments = data.draw(_instances(strict, strict))
     t.validate(drop_strict_nulls(arguments, t.spec.input_schema))
+
+
+def test_openapi_nullable_becomes_a_null_alternative() -> None:
+    t = schema_tool(name="oas", description="OpenAPI style.", input_schema={
+        "type": "object", "properties": {"a": {"type": "string", "nullable": True},
+                                         "b": {"type": "integer", "nullable": False}}, "required": ["a", "b"]})
+    props = to_strict_schema(t.spec.input_schema).schema["properties"]
+    assert props == {"a": {"type": ["string", "null"]}, "b": {"type": "integer"}}

@@ -14,7 +14,7 @@ from typing import Any
 from toolrig.calls import ToolCall
 from toolrig.outcome import ToolOutcome
 from toolrig.providers._media import images, pdfs
-from toolrig.providers._plain import GENERATED_ID_PREFIX, field, generated_id, plain
+from toolrig.providers._plain import field, generated_id, plain
 from toolrig.providers._tools import ToolsLike, collect_specs
 from toolrig.providers._transform import Transformed
 from toolrig.providers.gemini_schema import DEFAULT_RECURSION_DEPTH, to_gemini_schema
@@ -76,8 +76,7 @@ def from_gemini(response: Any) -> list[ToolCall]:
 
     Accepts a ``GenerateContentResponse`` (first candidate), a ``Content``, a list of parts,
     a part or a ``FunctionCall``, as dicts (snake_case or camelCase) or SDK objects. A call
-    without an id gets a generated one (prefixed ``toolrig_gen_``, and left out again by
-    :func:`to_gemini_result`).
+    without an id gets a generated one (prefixed ``toolrig_gen_``).
 
     Raises:
         TypeError: ``response`` has none of the accepted shapes.
@@ -115,9 +114,7 @@ def to_gemini_result(outcome: ToolOutcome, *, media: bool = True) -> dict[str, A
     as ``parts`` with raw bytes (the SDK encodes them).
     """
     key = "result" if outcome.ok else "error"
-    response: dict[str, Any] = {"name": outcome.name, "response": {key: outcome.content}}
-    if not outcome.call_id.startswith(GENERATED_ID_PREFIX):
-        response["id"] = outcome.call_id
+    response: dict[str, Any] = {"id": outcome.call_id, "name": outcome.name, "response": {key: outcome.content}}
     if media:
         blobs = [(p.mime_type, p.data) for p in images(outcome, MEDIA_TYPES)]
         blobs += [("application/pdf", p.blob or b"") for p in pdfs(outcome)]

@@ -139,6 +139,10 @@ class _StrictWalker:
                 self.notes.change(path, "replaced 'const' by a one-value 'enum'")
                 if "type" not in s and json_type(const) is not None:
                     s["type"] = json_type(const)
+        if "nullable" in s:  # OpenAPI style, as some MCP servers write it
+            if s.pop("nullable") is True:
+                s = dict(_nullable(s))
+            self.notes.change(path, "replaced OpenAPI 'nullable' by a null alternative")
         ref = s.get("$ref")
         if isinstance(ref, str):
             if not _LOCAL_REF.match(ref):
@@ -147,6 +151,8 @@ class _StrictWalker:
                 del s["$ref"]
                 s["anyOf"] = [{"$ref": ref}]
                 self.notes.change(path, "wrapped '$ref' in 'anyOf' (strict mode allows no keywords beside $ref)")
+            elif len(s) > 1:
+                self.notes.cannot(path, "'$ref' beside 'anyOf' cannot be expressed in strict mode")
         return s
 
     def _move_unsupported(self, s: Schema, path: str) -> None:
