@@ -11,8 +11,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import anyio
-
 from toolrig.calls import ToolCall
 from toolrig.context import CallContext
 from toolrig.outcome import ErrorKind, ToolOutcome
@@ -111,16 +109,10 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
                        status=STARTED)
 
 
-def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
-                     outcome: ToolOutcome | BaseException, *, duration_ms: float,
-                     redactor: Redactor) -> AuditRecord:
-    """The final row of a call, from its outcome (or the exception that escaped the pipeline)."""
+def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
+                     duration_ms: float, redactor: Redactor) -> AuditRecord:
+    """The final row of a call, from its outcome."""
     base = started_record(row_id, started, call, ctx, redactor)
-    if isinstance(outcome, BaseException):
-        cancelled = isinstance(outcome, anyio.get_cancelled_exc_class())
-        failed = ErrorKind.CANCELLED if cancelled else ErrorKind.INTERNAL_ERROR
-        return _replace(base, ok=False, kind=failed.value, error=f"{type(outcome).__name__}: {outcome}"[:2000],
-                        duration_ms=duration_ms)
     meta = {k: outcome.meta[k] for k in _META_KEYS if k in outcome.meta}
     if outcome.truncated:
         meta["truncated"] = True

@@ -27,8 +27,8 @@ __all__ = ["AuditWriter"]
 
 log = logging.getLogger("toolrig.audit")
 
-Entry = tuple[str | None, float, ToolCall, CallContext, "ToolOutcome | BaseException", float]
-"""``(row_id or None, started, call, context, outcome or exception, duration_ms)``."""
+Entry = tuple[str | None, float, ToolCall, CallContext, ToolOutcome, float]
+"""``(row_id or None, started, call, context, outcome, duration_ms)``."""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,15 @@ __all__ = ["AuditMode", "AuditStage"]
 AuditMode = Literal["batched", "strict"]
 
 
+def _escaped(inv: Invocation, exc: BaseException) -> ToolOutcome:
+    """The outcome to record for an exception that escaped the inner stages."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        error = ToolError.of(ErrorKind.CANCELLED, f"the call to {inv.call.name!r} was cancelled")
+    else:
+        error = ToolError.of(ErrorKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"[:2000])
+    return ToolOutcome.failure(inv.call.id, inv.call.name, error)
+
+
 class AuditStage:
     """Records every call in the audit log.
 
@@ -72,7 +81,7 @@ class AuditStage:
         try:
             outcome = await call_next(inv)
         except BaseException as exc:  # a stage bug or a cancellation: recorded, then passed on
-            writer.put((row_id, started, inv.call, inv.context, exc, inv.elapsed_ms))
+            writer.put((row_id, started, inv.call, inv.context, _escaped(inv, exc), inv.elapsed_ms))
             raise
         writer.put((row_id, started, inv.call, inv.context, outcome, inv.elapsed_ms))
         return outcome
