@@ -43,7 +43,8 @@ class Runtime:
         hooks: objects with any of ``before_call`` / ``after_call`` / ``on_error``.
         audit: where audit rows go: a SQLite path, a URL, None for the default file, False for none.
         audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row written before the call).
-        state: ``"memory"`` or a ``redis://`` URL for limits, breakers and cache shared across processes.
+        state: ``"memory"``, a ``redis://`` URL (limits, breakers and cache shared across processes), or a
+            backend object (:mod:`toolrig.state`); a backend passed as an object is not closed by :meth:`aclose`.
         approval: asked when a call needs approval; without one, such calls end ``approval_required``.
         clock: time source (inject a FakeClock in tests).
     """
@@ -52,10 +53,12 @@ class Runtime:
                  audit: Any = None, audit_mode: str = "batched", state: Any = "memory",
                  approval: ApprovalHandler | None = None, clock: Clock | None = None) -> None:
         from toolrig.runtime.defaults import default_stages
+        from toolrig.state import make_state
 
         self.toolset = as_toolset(tools)
         self.services = Services(toolset=self.toolset, hooks=tuple(hooks), clock=clock or SystemClock(),
-                                 state=state, approval=approval)
+                                 state=make_state(state), approval=approval)
+        self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared
         self.stages: tuple[Stage, ...] = tuple(
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         self._chain: CallNext = build_chain(self.stages, invoke_tool)
@@ -129,9 +132,9 @@ class Runtime:
             close = getattr(stage, "aclose", None)
             if close is not None:
                 await close()
-        state_close = getattr(self.services.state, "aclose", None)
-        if state_close is not None:
-            await state_close()
+        if self._owns_state:
+            self._owns_state = False
+            await self.services.state.aclose()
 
     def close(self) -> None:
         """Synchronous :meth:`aclose`, also stopping the portal used by :meth:`call_sync`."""
