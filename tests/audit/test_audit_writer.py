@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from toolrig import CallContext, ToolCall, ToolOutcome
+from toolrig.audit import AuditLog, AuditRecord, AuditWriter, SqliteSink
+from toolrig.outcome import ErrorKind, ToolError
+from toolrig.results import ToolResult
+
+
+class Recorder:
+    """A sink that keeps every batch (and can be told to hold the writer or to fail)."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.batches: list[list[AuditRecord]] = []
+        self.fail_on = fail_on
+        self.gate = threading.Event()
+        self.gate.set()
+        self.closed = 0
+
+    def write(self, records: Sequence[AuditRecord]) -> None:
+        self.gate.wait(30)
+        if self.fail_on is not None and any(r.call_id == self.fail_on for r in records):
+            raise OSError("disk full")
+        self.batches.append(list(records))
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def entry(i: int, outcome: ToolOutcome | None = None) -> tuple[None, float, ToolCall, CallContext, ToolOutcome, float]:
+    call = ToolCall(name="add", arguments={"a": i, "password": "pw"}, id=f"c{i}")
+    out = outcome or ToolOutcome.success(call.id, "add", ToolResult.text_result(str(i)), attempts=1,
+                                         meta={"version": "2.0.0", "cache": "hit"})
+    return (None, 1000.0 + i, call, CallContext(user="u"), out, 0.5)
+
+
+def test_rows_are_built_in_the_writer_thread_and_written_in_batches() -> None:
+    sink = Recorder()
+    sink.gate.clear()  # hold the first write so the rest pile up in the queue
+    writer = AuditWriter(sink, batch_size=100)
+    for i in range(250):
+        writer.put(entry(i))
+    sink.gate.set()
+    assert writer.flush(timeout=30)
+    rows = [r for batch in sink.batches for r in batch]
+    assert [r.call_id for r in rows] == [f"c{i}" for i in range(250)]
+    assert len(sink.batches) < 250 and max(len(b) for b in sink.batches) <= 100
+    first = rows[0]
+    assert (first.version, first.kind, first.meta, first.user) == ("2.0.0", "ok", {"cache": "hit"}, "u")
+    assert first.arguments == {"a": 0, "password": "[REDACTED]"}
+    assert len({r.id for r in rows}) == 250
+    writer.close(timeout=30)
+    assert sink.closed == 1
+
+
+def test_close_drains_and_a_later_put_starts_again(tmp_path: Path) -> None:
+    writer = AuditWriter(SqliteSink(tmp_path / "a.db"))
+    for i in range(20):
+        writer.put(entry(i))
+    writer.close(timeout=30)
+    assert len(AuditLog(tmp_path / "a.db").query(limit=None)) == 20
+    writer.put(entry(99))
+    writer.close(timeout=30)
+    assert len(AuditLog(tmp_path / "a.db").query(limit=None)) == 21
+
+
+def test_flush_without_a_thread_is_immediate() -> None:
+    writer = AuditWriter(Recorder())
+    assert writer.flush(timeout=1)
+
+
+def test_a_failing_row_is_isolated_logged_and_counted(caplog: pytest.LogCaptureFixture) -> None:
+    sink = Recorder(fail_on="c3")
+    writer = AuditWriter(sink)
+    sink.gate.clear()
+    for i in range(6):
+        writer.put(entry(i))
+    sink.gate.set()
+    with caplog.at_level(logging.ERROR, logger="toolrig.audit"):
+        assert writer.flush(timeout=30)
+    written = sorted(r.call_id for batch in sink.batches for r in batch)
+    assert written == ["c0", "c1", "c2", "c4", "c5"]
+    assert writer.failed == 1
+    assert any("lost the row of call c3" in rec.getMessage() for rec in caplog.records)
+    writer.close(timeout=30)
+
+
+def test_failure_outcomes_and_error_results_get_their_kind() -> None:
+    sink = Recorder()
+    writer = AuditWriter(sink)
+    timeout = ToolOutcome.failure("c1", "add", ToolError.of(ErrorKind.TIMEOUT, "took too long, token=abcdefgh"),
+                                  attempts=3)
+    reported = ToolOutcome.success("c2", "add", ToolResult.error("the tool said no"))
+    writer.put(entry(1, timeout))
+    writer.put(entry(2, reported))
+    writer.close(timeout=30)
+    a, b = [r for batch in sink.batches for r in batch]
+    assert (a.kind, a.ok, a.attempts, a.error) == ("timeout", False, 3, "took too long, token=[REDACTED:credential]")
+    assert (b.kind, b.ok, b.error) == ("execution_error", False, None)
+
+
+SCRIPT = """
+import sys
+import anyio
+from toolrig import ToolCall, tool
+from toolrig.runtime import Runtime
+
+@tool(permission="readonly")
+def add(a: int, b: int) -> int:
+    '''Add.'''
+    return a + b
+
+async def main() -> None:
+    rt = Runtime([add], audit=sys.argv[1])
+    for i in range(200):
+        await rt.call(ToolCall(name="add", arguments={"a": i, "b": 1}))
+    # no aclose(): the atexit hook must flush the queue
+
+anyio.run(main)
+"""
+
+
+def test_rows_queued_at_interpreter_exit_are_flushed(tmp_path: Path) -> None:
+    script = tmp_path / "host.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    db = tmp_path / "exit.db"
+    done = subprocess.run([sys.executable, str(script), str(db)], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    rows = AuditLog(db).query(limit=None)
+    assert len(rows) == 200 and all(r.kind == "ok" for r in rows)
