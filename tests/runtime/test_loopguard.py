@@ -131,3 +131,13 @@ async def test_loop_guard_in_the_full_default_chain() -> None:
     assert "loop_warning" in outcomes[2].meta
     assert outcomes[4].error is not None and outcomes[4].error.kind is ErrorKind.LOOP_DETECTED
     assert len(runs) == 4
+
+
+async def test_long_arguments_are_counted_by_digest() -> None:
+    big = "x" * 5000
+    async with make(LoopGuardStage(warn_after=2, block_after=3)) as rt:
+        outcomes = [await call(rt, "lookup", key=big) for _ in range(3)]
+        other = await call(rt, "lookup", key=big + "y")
+    assert "loop_warning" in outcomes[1].meta
+    assert outcomes[2].error is not None and outcomes[2].error.kind is ErrorKind.LOOP_DETECTED
+    assert other.ok and "loop_warning" not in other.meta

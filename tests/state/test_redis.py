@@ -77,3 +77,10 @@ async def test_a_given_client_is_not_closed(redis_url: str) -> None:
     await state.aclose()
     assert await client.ping()
     await client.aclose()
+
+
+async def test_window_keys_never_show_call_arguments(redis_state: RedisState) -> None:
+    assert await redis_state.window_hit('loop:{"password":"hunter2"}', 0.0, 60) == 1
+    assert await redis_state.window_hit('loop:{"password":"hunter2"}', 1.0, 60) == 2
+    keys = [k async for k in redis_state.client.scan_iter(match=f"{redis_state.prefix}:*")]
+    assert len(keys) == 1 and b"hunter2" not in keys[0]

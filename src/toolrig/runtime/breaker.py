@@ -2,8 +2,9 @@
 
 closed → (``failure_threshold`` consecutive failures) → open → (``recovery_time`` later) one
 half-open trial call, while concurrent calls are refused → closed on success, open again on
-failure. Only failures of the tool itself count (execution errors, timeouts, an upstream
-"rate limited"); bad arguments, policy refusals, our own rate limits, missing tools and
+failure. A success resets the count of consecutive failures (a success of a call that began
+with no failures counted writes nothing). Only failures of the tool itself count (execution
+errors, timeouts, an upstream "rate limited"); bad arguments, policy refusals, our own rate limits, missing tools and
 cancellations never do. Refused calls end ``circuit_open`` (retryable, with ``retry_after``).
 
 Thresholds per tool: ``overrides={"tool": {"failure_threshold": 2}}`` on the stage, or
@@ -125,8 +126,10 @@ class BreakerStage:
                     await self._record(backend, spec.name, config, BreakerResult.NEUTRAL, permit=permit,
                                        now=clock.time())
             raise
-        after = await self._record(backend, spec.name, config, classify_outcome(outcome), permit=permit,
-                                   now=clock.time())
+        result = classify_outcome(outcome)
+        if result is BreakerResult.SUCCESS and permit.state is CircuitState.CLOSED and permit.failures == 0:
+            return outcome  # nothing to reset: skip the write (a Redis round trip)
+        after = await self._record(backend, spec.name, config, result, permit=permit, now=clock.time())
         if after is CircuitState.CLOSED and permit.state is CircuitState.CLOSED:
             return outcome
         return outcome.derive(meta={**outcome.meta, "circuit": (after or permit.state).value})

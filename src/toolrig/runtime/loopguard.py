@@ -20,6 +20,8 @@ from toolrig.state.keys import canonical_arguments, digest
 
 __all__ = ["LoopGuardStage"]
 
+_MAX_PLAIN_KEY = 256
+
 
 class LoopGuardStage:
     """Warns about, then blocks, identical calls repeated within a window.
@@ -53,7 +55,10 @@ class LoopGuardStage:
         if canonical is None:
             return await call_next(inv)
         ctx = inv.context
-        key = "loop:" + digest(ctx.session or "", ctx.user or "", spec.name, canonical)
+        session, user = ctx.session or "", ctx.user or ""
+        key = f"loop:{len(session)}:{session}{len(user)}:{user}{spec.name}\x00{canonical}"
+        if len(key) > _MAX_PLAIN_KEY:  # keep long arguments out of memory: their digest is as good
+            key = "loop#" + digest(key)
         try:
             count = await self._access.backend(inv.services).window_hit(key, inv.services.clock.time(), self.window)
         except StateUnavailable as exc:

@@ -34,5 +34,5 @@ def canonical_arguments(values: Mapping[str, Any]) -> str | None:
 
 def digest(*parts: str) -> str:
     """A 32-hex-digit BLAKE2b digest of ``parts``, separated unambiguously (length-prefixed)."""
-    material = "".join(f"{len(p)}:{p}" for p in parts)
+    material = "".join([f"{len(p)}:{p}" for p in parts])
     return hashlib.blake2b(material.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -23,6 +23,7 @@ from toolrig.state.base import (
     KeyValueStore,
     StateUnavailable,
 )
+from toolrig.state.keys import digest
 from toolrig.state.limiting import LimitRequest, LimitVerdict, WindowLimiter
 from toolrig.state.scripts import BREAKER_ACQUIRE, BREAKER_RECORD
 
@@ -186,7 +187,7 @@ class RedisState:
 
     # -- loop-guard windows ---------------------------------------------------------------------------
     async def window_hit(self, key: str, now: float, window: float) -> int:
-        full_key = f"{self.prefix}:window:{key}"
+        full_key = f"{self.prefix}:window:{digest(key)}"  # call arguments never appear in key names
         member = f"{now!r}:{uuid.uuid4().hex[:12]}"
         async with self._translated("window"), self.client.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(full_key, "-inf", now - window)
