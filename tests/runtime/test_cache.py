@@ -270,3 +270,13 @@ async def test_a_shared_memory_state_shares_the_cache() -> None:
     async with make(CacheStage(), state=state) as one, make(CacheStage(), state=state) as two:
         await call(one, "greet", name="s")
         assert (await call(two, "greet", name="s")).meta["cache"] == "hit"
+
+
+async def test_default_chain_takes_stale_on_error() -> None:
+    clock = FakeClock()
+    async with Runtime(TOOLS, clock=clock, stages=default_stages(audit=False, stale_on_error=True)) as rt:
+        await call(rt, "weather", city="Lima")
+        clock.advance(60)
+        failing.add("Lima")
+        stale = await call(rt, "weather", city="Lima")
+    assert stale.ok and stale.meta["stale"] is True

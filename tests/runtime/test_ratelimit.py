@@ -139,3 +139,11 @@ async def test_unreachable_redis_fails_open_with_a_warning(caplog: pytest.LogCap
     assert all(o.ok for o in outcomes)  # limits cannot be checked: the calls run unprotected
     warnings = [r for r in caplog.records if "shared state unavailable" in r.getMessage()]
     assert len(warnings) == 1  # one warning, not one per call
+
+
+async def test_default_chain_takes_per_user_limits_and_quotas() -> None:
+    stages = default_stages(audit=False, per_user_limit="2/minute", quotas={"vip": "1/minute"})
+    async with Runtime([echo], clock=FakeClock(), stages=stages) as rt:
+        bob = [(await call(rt, "echo", "bob", text=str(i))).ok for i in range(3)]
+        vip = [(await call(rt, "echo", "vip", text=str(i))).ok for i in range(2)]
+    assert bob == [True, True, False] and vip == [True, False]

@@ -15,7 +15,7 @@ from toolrig.runtime.hooks import HooksStage
 from toolrig.runtime.isolation import IsolationStage
 from toolrig.runtime.loopguard import LoopGuardStage
 from toolrig.runtime.process import ProcessStage
-from toolrig.runtime.ratelimit import RateLimitStage
+from toolrig.runtime.ratelimit import QuotaSource, RateLimitStage
 from toolrig.runtime.repair import RepairStage
 from toolrig.runtime.resolve import ResolveStage
 from toolrig.runtime.retry import RetryStage
@@ -27,7 +27,9 @@ __all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", 
 
 
 def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
-                   retry: RetryPolicy | None = None, timeout: float | None = None) -> list[Stage]:
+                   retry: RetryPolicy | None = None, timeout: float | None = None,
+                   per_user_limit: str | None = None, quotas: QuotaSource | None = None,
+                   stale_on_error: bool = False) -> list[Stage]:
     """The full pipeline, outermost first (see docs/runtime.md for the order and why).
 
     Args:
@@ -37,6 +39,9 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         strict_arguments: turn argument repair off.
         retry: retry policy for tools without ``spec.retry`` (default None: those are not retried).
         timeout: seconds per attempt for tools without ``spec.timeout`` (default None: no limit).
+        per_user_limit: a rate limit for each ``context.user`` across tools, e.g. ``"100/minute"``.
+        quotas: per-user quotas, ``{"alice": "1000/day"}`` or ``user -> limit string | None``.
+        stale_on_error: answer a failing cacheable tool with its last good result, marked stale.
     """
     return [
         *([] if audit is False else [AuditStage(audit, mode=audit_mode)]),
@@ -49,8 +54,8 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         HooksStage(),
         ApprovalStage(),
         LoopGuardStage(),
-        RateLimitStage(),
-        CacheStage(),
+        RateLimitStage(per_user=per_user_limit, quotas=quotas),
+        CacheStage(stale_on_error=stale_on_error),
         BreakerStage(),
         RetryStage(retry),
         IsolationStage(default_timeout=timeout),
