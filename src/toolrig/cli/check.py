@@ -16,9 +16,9 @@ import typer
 from rich.markup import escape
 
 from toolrig.cli.common import fail, load_tools, print_json, stdout
-from toolrig.cli.formats import PROVIDERS
 from toolrig.cli.lint import Finding, Severity, lint_tools
 from toolrig.define import BaseTool
+from toolrig.providers.check import PROVIDERS
 
 __all__ = ["ProviderResult", "ToolCheck", "check_command", "check_tools", "register"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -16,9 +17,16 @@ from toolrig.spec import parse_version
 __all__ = ["fail", "find_tool", "first_line", "load_tools", "print_json", "stderr", "stdout"]
 
 
+PIPE_WIDTH = 120
+"""Output width when stdout is not a terminal and ``COLUMNS`` is not set (rich would use 80)."""
+
+
 def stdout() -> Console:
     """A rich console on the current ``sys.stdout`` (so test runners capture it)."""
-    return Console(file=sys.stdout, soft_wrap=False)
+    console = Console(file=sys.stdout, soft_wrap=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 def stderr() -> Console:
@@ -40,10 +48,12 @@ def load_tools(source: str) -> list[BaseTool]:
     bad tool definition, a syntax error, a missing import, ...) is reported as
     ``error: cannot load tools from SOURCE: ErrorType: message`` with exit code 1.
     """
-    from toolrig.loading import load_source
+    from toolrig.loading import LoadError, load_source
 
     try:
         tools = load_source(source)
+    except LoadError as exc:  # names the file and the error already
+        fail(str(exc))
     except Exception as exc:  # the user's module may raise anything at import time
         fail(f"cannot load tools from {source}: {type(exc).__name__}: {exc}")
     return list(tools)

@@ -7,12 +7,9 @@ from typing import Any
 
 from toolrig.define import BaseTool
 
-__all__ = ["FORMATS", "PROVIDERS", "OpenAIApi", "export"]
+__all__ = ["FORMATS", "OpenAIApi", "export"]
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "gemini", "mcp")
-"""Providers whose tool definitions toolrig can produce and check."""
-
-FORMATS: tuple[str, ...] = ("spec", *PROVIDERS)
+FORMATS: tuple[str, ...] = ("spec", "openai", "anthropic", "gemini", "mcp")
 """Every ``--format`` value of ``toolrig describe``."""
 
 

@@ -47,8 +47,11 @@ def list_command(
         print_json([_summary(t) for t in tools])
         return
     table = Table(title=f"{len(tools)} tool{'s' if len(tools) != 1 else ''} in {source}", title_justify="left")
-    for column in ("name", "version", "permission", "tags", "description"):
-        table.add_column(column, overflow="fold")
+    table.add_column("name", no_wrap=True)
+    table.add_column("version", no_wrap=True)
+    table.add_column("permission", overflow="fold")
+    table.add_column("tags", overflow="fold")
+    table.add_column("description", overflow="fold", ratio=1)
     for t in tools:
         spec = t.spec
         permission_text = spec.permission.value + (" (approval)" if spec.requires_approval else "")
