@@ -90,10 +90,22 @@ async def call(rt: Runtime, tool_name: str, /, user: str = "u", **args: object) 
 
 async def test_runtime_builds_and_closes_its_redis_backend_from_a_url(redis_url: str) -> None:
     rt = Runtime([quote], state=redis_url, stages=pipeline())
-    assert isinstance(rt.services.state, RedisState) and rt.services.state.prefix == "toolrig"
-    assert await rt.services.state.client.ping()
+    state = rt.services.state
+    assert isinstance(state, RedisState) and state.prefix == "toolrig"
+    before = await state.client.client_id()
     await rt.aclose()
     await rt.aclose()  # idempotent
+    assert await state.client.client_id() != before  # its connection was closed: a new one answers
+    await state.client.aclose()
+
+
+async def test_a_backend_passed_in_is_left_open_for_its_other_users(redis_url: str, prefix: str) -> None:
+    state = RedisState(redis_url, prefix=prefix)
+    async with Runtime([quote], state=state, stages=pipeline()) as rt:
+        assert rt.services.state is state
+        before = await state.client.client_id()
+    assert await state.client.client_id() == before  # the same connection: not closed by the runtime
+    await state.aclose()
 
 
 async def test_two_runtimes_share_limits_cache_breakers_and_loop_counts(redis_url: str, prefix: str) -> None:
