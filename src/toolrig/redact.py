@@ -111,6 +111,8 @@ SENSITIVE_KEYS: re.Pattern[str] = re.compile(
 _NOT_SECRET_KEYS = re.compile(
     r"(?i)^(?:.*[_-])?(?:tokens?[_-](?:count|type|usage|limit)|(?:page|next|continuation|sync)[_-]?token)$")
 _MAX_DEPTH = 64
+_GATE_MAX = 24
+"""Texts shorter than this are checked against all hints in one regex search first."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,14 @@ class Redactor:
     filters: tuple[TextFilter, ...] = ()
     sensitive_keys: re.Pattern[str] | None = SENSITIVE_KEYS
     _key_cache: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _gate: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # One case-insensitive search over every hint rules out short clean texts at once; only
+        # possible when every rule has hints and no filter must always run.
+        if self.rules and not self.filters and all(r.hints for r in self.rules):
+            hints = sorted({h.lower() for r in self.rules for h in r.hints})
+            object.__setattr__(self, "_gate", re.compile("|".join(map(re.escape, hints)), re.IGNORECASE))
 
     @classmethod
     def create(cls, patterns: Iterable[str | re.Pattern[str] | Rule | TextFilter] = (), *,
@@ -154,6 +164,9 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED:kind]`` (the same object if none)."""
+        gate = self._gate
+        if gate is not None and len(text) < _GATE_MAX and gate.search(text) is None:
+            return text
         out = text
         lowered = text.lower()
         for rule in self.rules:

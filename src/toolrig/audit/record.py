@@ -7,6 +7,8 @@ the call path: the audit stage only hands over references to the frozen call, co
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -16,7 +18,7 @@ from toolrig.context import CallContext
 from toolrig.outcome import ErrorKind, ToolOutcome
 from toolrig.redact import Redactor
 
-__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "started_record"]
+__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "new_row_id", "started_record"]
 
 STARTED = "started"
 """Status of a row written before the tool ran (strict mode) and not completed yet."""
@@ -89,16 +91,29 @@ def _arguments(call: ToolCall, redactor: Redactor) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-encodable copy (unknown objects become their repr, bytes their size)."""
+    """A JSON-encodable form (unknown objects become their repr, bytes their size); plain data is returned as is."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        if all(type(k) is str for k in value):
+            items = {k: _plain(v) for k, v in value.items()}
+            return value if all(items[k] is v for k, v in value.items()) else items
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
+    if isinstance(value, str | int | float):
         return value
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes>"
     return repr(value)
+
+
+def new_row_id() -> str:
+    """A unique row id that sorts by creation time (nanoseconds, then 32 random bits)."""
+    return f"{time.time_ns():016x}{os.urandom(4).hex()}"
 
 
 def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
@@ -112,20 +127,18 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
 def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
                      duration_ms: float, redactor: Redactor) -> AuditRecord:
     """The final row of a call, from its outcome."""
-    base = started_record(row_id, started, call, ctx, redactor)
-    meta = {k: outcome.meta[k] for k in _META_KEYS if k in outcome.meta}
+    meta = outcome.meta
+    facts = {k: meta[k] for k in _META_KEYS if k in meta} if meta else {}
     if outcome.truncated:
-        meta["truncated"] = True
+        facts["truncated"] = True
     error = outcome.error
     kind = error.kind.value if error is not None else "ok" if outcome.ok else ErrorKind.EXECUTION_ERROR.value
-    version = outcome.meta.get("version")
-    decision = outcome.meta.get("decision")
-    return _replace(
-        base, tool=outcome.name or call.name, version=None if version is None else str(version),
-        decision=redactor.value(_plain(decision)) if decision is not None else None,
+    version = meta.get("version")
+    decision = meta.get("decision")
+    return AuditRecord(
+        id=row_id, call_id=call.id, time=started, tool=outcome.name or call.name, user=ctx.user, agent=ctx.agent,
+        session=ctx.session, version=None if version is None else str(version),
+        arguments=_arguments(call, redactor),
+        decision=redactor.value(_plain(decision)) if decision is not None else None, status=COMPLETED,
         ok=outcome.ok, kind=kind, error=None if error is None else redactor.text(error.message),
-        duration_ms=duration_ms, attempts=outcome.attempts, repairs=tuple(outcome.repairs), meta=meta)
-
-
-def _replace(record: AuditRecord, **changes: Any) -> AuditRecord:
-    return AuditRecord(**{**record.__dict__, "status": COMPLETED, **changes})
+        duration_ms=duration_ms, attempts=outcome.attempts, repairs=tuple(outcome.repairs), meta=facts)

@@ -27,7 +27,7 @@ _COLUMNS = ("id", "call_id", "time", "user", "agent", "session", "tool", "versio
             "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     call_id TEXT NOT NULL,
     time REAL NOT NULL,
@@ -55,7 +55,7 @@ def _dumps(value: Any) -> str | None:
 def _row(r: AuditRecord) -> tuple[Any, ...]:
     return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, _dumps(r.arguments),
             _dumps(r.decision), r.status, None if r.ok is None else int(r.ok), r.kind, r.error, r.duration_ms,
-            r.attempts, _dumps(list(r.repairs)), _dumps(dict(r.meta)))
+            r.attempts, _dumps(list(r.repairs)) if r.repairs else None, _dumps(dict(r.meta)) if r.meta else None)
 
 
 def _record(row: sqlite3.Row) -> AuditRecord:

@@ -10,13 +10,12 @@ import atexit
 import logging
 import queue
 import threading
-import uuid
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolrig.audit.record import AuditRecord, completed_record
+from toolrig.audit.record import AuditRecord, completed_record, new_row_id
 from toolrig.audit.sinks import AuditSink
 from toolrig.calls import ToolCall
 from toolrig.context import CallContext
@@ -142,7 +141,7 @@ class AuditWriter:
     def _record(self, entry: Entry) -> AuditRecord | None:
         row_id, started, call, ctx, outcome, duration_ms = entry
         try:
-            return completed_record(row_id or uuid.uuid4().hex, started, call, ctx, outcome,
+            return completed_record(row_id or new_row_id(), started, call, ctx, outcome,
                                     duration_ms=duration_ms, redactor=self.redactor)
         except Exception:
             self.failed += 1

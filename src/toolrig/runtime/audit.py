@@ -12,12 +12,11 @@ A call whose isolated process dies still gets its row: the row is written from t
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
 import anyio
 
-from toolrig.audit.record import started_record
+from toolrig.audit.record import new_row_id, started_record
 from toolrig.audit.sinks import AuditSink, open_sink
 from toolrig.audit.writer import AuditWriter
 from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
@@ -74,7 +73,7 @@ class AuditStage:
         started = inv.services.clock.time()
         row_id: str | None = None
         if self._strict:
-            row_id = uuid.uuid4().hex
+            row_id = new_row_id()
             refused = await self._write_started(writer, row_id, started, inv)
             if refused is not None:
                 return refused

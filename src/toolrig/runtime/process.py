@@ -141,6 +141,12 @@ def _process_result(result: ToolResult, limits: ResultLimits, redactor: Redactor
     return dataclasses.replace(result, parts=tuple(parts)), notices, capped
 
 
+def _is_text_of(content: str, result: ToolResult) -> bool:
+    """True when ``content`` is the text of ``result``'s only text part (cheap: no rendering)."""
+    parts = result.parts
+    return len(parts) == 1 and isinstance(parts[0], TextPart) and content == parts[0].text
+
+
 def _too_large(outcome: ToolOutcome, size: int, limit: int) -> ToolOutcome:
     error = ToolError.of(
         ErrorKind.OUTPUT_TOO_LARGE,
@@ -168,8 +174,10 @@ def process_outcome(outcome: ToolOutcome, limits: ResultLimits, redactor: Redact
     scan_content = True
     if result is not None:
         new_result, notices, capped = _process_result(result, limits, redactor)
-        if content == result.text:  # the usual case: the content is the parts' rendering, already scanned
-            content = new_result.text if new_result is not result else content
+        if new_result is not result:
+            if content == result.text:  # the usual case: the content is the parts' rendering
+                content, scan_content = new_result.text, False
+        elif _is_text_of(content, result):  # already scanned as a part
             scan_content = False
         result = new_result
     if redactor is not None:
