@@ -253,3 +253,9 @@ def test_version_and_help() -> None:
     assert result.exit_code == 0
     for command in ("list", "describe", "check"):
         assert command in result.stdout
+
+
+def test_import_toolrig_does_not_load_the_cli_libraries() -> None:
+    code = "import sys, toolrig; print(sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.strip() == "[]"
