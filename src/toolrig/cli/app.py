@@ -19,7 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 
-HELP = """toolrig: inspect, export and check tools for LLM agents.
+HELP = """toolrig: inspect, export and check tools for LLM agents, and read the audit log.
 
 SOURCE is a Python file, a directory of Python files, or an importable module name."""
 
