@@ -259,3 +259,15 @@ def test_import_toolrig_does_not_load_the_cli_libraries() -> None:
     code = "import sys, toolrig; print(sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_sources_can_be_module_names_and_attributes() -> None:
+    module = runner.invoke(app, ["list", "toolrig_plugin_demo", "--json"])
+    assert module.exit_code == 0, module.output
+    assert [r["name"] for r in json.loads(module.stdout)] == ["shout", "whisper"]
+    one = runner.invoke(app, ["describe", "shout", "--from", "toolrig_plugin_demo:shout", "--format", "anthropic"])
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.stdout)["input_schema"]["required"] == ["text"]
+    missing = runner.invoke(app, ["list", "toolrig_plugin_demo:nothing"])
+    assert missing.exit_code == 1
+    assert "nothing" in _one_line_error(missing.stderr)
