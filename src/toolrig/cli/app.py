@@ -21,7 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 HELP = """toolrig: inspect, export and check tools for LLM agents, and read the audit log.
 
-SOURCE is a Python file, a directory of Python files, or an importable module name."""
+SOURCE is a Python file, a directory of Python files, an importable module name, or
+module:attribute."""
 
 
 def build_app() -> typer.Typer:
