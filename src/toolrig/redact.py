@@ -128,7 +128,7 @@ class Redactor:
     rules: tuple[Rule, ...] = DEFAULT_RULES
     filters: tuple[TextFilter, ...] = ()
     sensitive_keys: re.Pattern[str] | None = SENSITIVE_KEYS
-    _key_cache: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _key_cache: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
     _gate: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
