@@ -9,13 +9,15 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import fields as dc_fields
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, overload
 
 from toolrig.coerce import coerce_to_schema
-from toolrig.context import EMPTY_CONTEXT, CallContext, use_context
+from toolrig.context import CallContext, current_context, use_context
+from toolrig.docstrings import parse_docstring
 from toolrig.errors import ArgumentsError, DefinitionError, ToolFailure
 from toolrig.results import ToolResult, to_result
 from toolrig.schema import FunctionSchema, function_schema, json_round_trips
@@ -145,10 +147,10 @@ class _SignatureTool(BaseTool):
 
     def bind(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> tuple[list[Any], dict[str, Any]]:
         """Arguments for the underlying callable, injected ones resolved from ``ctx``."""
-        return self._schema.bind(values, ctx or EMPTY_CONTEXT)
+        return self._schema.bind(values, ctx if ctx is not None else current_context())
 
     async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
-        ctx = ctx or EMPTY_CONTEXT
+        ctx = ctx if ctx is not None else current_context()
         fn = self._target()
         args, kwargs = self._schema.bind(values, ctx)
         with use_context(ctx):
@@ -161,7 +163,7 @@ class _SignatureTool(BaseTool):
         fn = self._target()
         if inspect.iscoroutinefunction(fn):
             return super().invoke_sync(values, ctx)
-        ctx = ctx or EMPTY_CONTEXT
+        ctx = ctx if ctx is not None else current_context()
         args, kwargs = self._schema.bind(values, ctx)
         with use_context(ctx):
             return fn(*args, **kwargs)
@@ -172,8 +174,11 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
 
     def __init__(self, fn: Callable[P, R], *, formatter: Formatter | None = None,
                  check_fn: Callable[[], bool] | None = None, **options: Any) -> None:
+        if isinstance(fn, str):
+            raise DefinitionError(f"@tool({fn!r}) is not supported: write @tool(name={fn!r})")
         if not callable(fn):
             raise DefinitionError(f"@tool needs a function, got {type(fn).__name__}")
+        _check_not_generator(getattr(fn, "__name__", "tool"), fn)
         options = _split_options(getattr(fn, "__name__", "tool"), options)
         name = options.pop("name", None) or getattr(fn, "__name__", None)
         if not isinstance(name, str):
@@ -183,7 +188,10 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         check_name(name)
         description = options.pop("description", None)
         self.fn = fn
-        self._schema = function_schema(fn, tool_name=name, description=description)
+        self._method = _method_kind(fn)
+        self._attr: str | None = None
+        self._schema = function_schema(fn, tool_name=name, skip_first=self._method is not None,
+                                       description=description)
         if not self._schema.description:
             raise DefinitionError(
                 f"tool {name!r} has no description: add a docstring or pass description=..."
@@ -196,13 +204,48 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         functools.update_wrapper(self, fn)
 
     def _target(self) -> Callable[..., Any]:
+        if self._method == "self":
+            raise DefinitionError(
+                f"tool {self.spec.name!r} is a method: use it from an instance "
+                f"(e.g. `obj.{self._attr or self.fn.__name__}`), so that `self` is bound")
         return self.fn
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
 
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._attr = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> FunctionTool[P, R]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> FunctionTool[..., R]: ...
+    def __get__(self, instance: object | None, owner: type | None = None) -> FunctionTool[Any, R]:
+        """A method tool seen through an instance (or any ``cls`` tool): a tool bound to it.
+
+        The bound tool is cached on the instance, so ``obj.method is obj.method`` and its
+        stats accumulate; plain function tools stored on a class are returned unchanged.
+        """
+        if self._method is None or (instance is None and self._method == "self"):
+            return self
+        target = instance if self._method == "self" else (owner if owner is not None else type(instance))
+        bound: FunctionTool[Any, R] = object.__new__(type(self))
+        bound.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith("_toolrig_")})
+        bound.fn = bound.__dict__["__wrapped__"] = types.MethodType(self.fn, target)
+        bound._method = None
+        if self._method == "self" and self._attr and isinstance(getattr(instance, "__dict__", None), dict):
+            instance.__dict__[self._attr] = bound
+        return bound
+
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickle by reference to the module attribute (process isolation sends tools this way).
+        # Pickle by reference: a bound method tool through its instance, else the module attribute.
+        owner = getattr(self.fn, "__self__", None)
+        if owner is not None:
+            return (getattr, (owner, self._attr or self.fn.__name__))
         return (getattr, (inspect.getmodule(self.fn), self.fn.__name__))
 
 
@@ -234,6 +277,24 @@ def tool(fn: Callable[P, R] | None = None, /, **options: Any) -> Any:
     return decorate
 
 
+def _method_kind(fn: Callable[..., Any]) -> str | None:
+    """``"self"``/``"cls"`` for a function defined in a class body whose first parameter is so named."""
+    if not inspect.isfunction(fn):
+        return None
+    outer = fn.__qualname__.split(".")[-2:-1]
+    first = next(iter(inspect.signature(fn).parameters), None)
+    if not outer or outer[0] == "<locals>" or first not in ("self", "cls"):
+        return None
+    return first
+
+
+def _check_not_generator(name: str, fn: Callable[..., Any]) -> None:
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise DefinitionError(
+            f"{name}: a generator cannot be a tool (a call gives one result); return a list instead, "
+            "and report progress with current_context().report_progress(...)")
+
+
 class Tool(_SignatureTool):
     """Base class for tools written as classes.
 
@@ -260,12 +321,14 @@ class Tool(_SignatureTool):
         check_name(name)
         options = {k: getattr(cls, k) for k in SPEC_OPTIONS - {"name", "description"}
                    if k in _class_attrs(cls)}
-        description = cls.__dict__.get("description") or inspect.getdoc(cls) or None
+        _check_not_generator(cls.__name__, run)
+        description = cls.__dict__.get("description")
         if description is not None and not isinstance(description, str):
             raise DefinitionError(f"{cls.__name__}.description must be a string")
-        if description == inspect.getdoc(Tool):
-            description = None
-        schema = function_schema(run, tool_name=name, skip_first=True, description=description)
+        class_doc = inspect.getdoc(cls)
+        doc = parse_docstring(class_doc if class_doc != inspect.getdoc(Tool) else None)
+        schema = function_schema(run, tool_name=name, skip_first=True,
+                                 description=description or doc.description or None, param_docs=doc.params)
         if not schema.description:
             raise DefinitionError(
                 f"tool class {cls.__name__} has no description: add a docstring or `description = ...`"
@@ -350,13 +413,20 @@ class SchemaTool(BaseTool):
             getattr(h, "__call__", None))  # noqa: B004
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(arguments, Mapping):
+            msg = f"arguments must be a JSON object, got {type(arguments).__name__}"
+            raise ArgumentsError(msg, [{"loc": [], "msg": msg, "type": "object_type"}])
         value = dict(arguments)
-        if self.coerce:
-            value = coerce_to_schema(value, self._schema_dict)
-        errors = []
-        for err in self._validator.iter_errors(value):
-            loc = list(err.instance_path)
-            errors.append({"loc": loc, "msg": err.message, "type": type(err.kind).__name__})
+        try:
+            if self._validator.is_valid(value):
+                return value
+            if self.coerce:
+                value = coerce_to_schema(value, self._schema_dict, is_valid=_never_valid)
+            errors = [{"loc": list(err.instance_path), "msg": err.message, "type": type(err.kind).__name__}
+                      for err in self._validator.iter_errors(value)]
+        except (ValueError, TypeError) as exc:  # not JSON data at all (a set, a non-string key, ...)
+            raise ArgumentsError(f"arguments are not JSON data: {exc}",
+                                 [{"loc": [], "msg": str(exc), "type": "not_json"}]) from None
         if errors:
             lines = [f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in errors]
             raise ArgumentsError("; ".join(lines), errors)
@@ -365,12 +435,16 @@ class SchemaTool(BaseTool):
     async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
         if self.handler is None:
             raise ToolFailure(f"tool {self.spec.name!r} has no handler here; it is executed elsewhere")
-        ctx = ctx or EMPTY_CONTEXT
+        ctx = ctx if ctx is not None else current_context()
         with use_context(ctx):
             result = self.handler(dict(values), ctx) if self._pass_ctx else self.handler(dict(values))
             if inspect.isawaitable(result):
                 result = await result
         return result
+
+
+def _never_valid(value: Any) -> bool:
+    return False
 
 
 def _accepts_two(fn: Callable[..., Any]) -> bool:
@@ -398,11 +472,18 @@ def as_tool(obj: Any) -> BaseTool:
     Raises:
         DefinitionError: for anything else.
     """
+    if isinstance(obj, FunctionTool) and obj._method == "self":
+        obj._target()  # raises: an unbound method tool cannot run
     if isinstance(obj, BaseTool):
         return obj
     if isinstance(obj, type) and issubclass(obj, Tool):
         if "spec" not in obj.__dict__:
             raise DefinitionError(f"{obj.__name__} is abstract: it does not implement run(...)")
+        needed = [p.name for p in inspect.signature(obj).parameters.values()
+                  if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if needed:
+            raise DefinitionError(f"{obj.__name__}() needs arguments ({', '.join(needed)}): "
+                                  f"pass an instance instead, e.g. as_tool({obj.__name__}(...))")
         return obj()
     if inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj):
         return FunctionTool(obj)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -88,7 +90,8 @@ class FunctionSchema:
             instance = self._model.__pydantic_validator__.validate_python(arguments)
         except ValidationError as exc:
             raise arguments_error(exc) from None
-        return {p.name: getattr(instance, p.name) for p in self.params if not p.injected}
+        data = instance.__dict__  # fields p0, p1, ... in the order of the non-injected parameters
+        return {p.name: data[f"p{i}"] for i, p in enumerate(q for q in self.params if not q.injected)}
 
     def bind(self, values: Mapping[str, Any], ctx: CallContext) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments for the function, injected ones resolved from ``ctx``."""
@@ -169,7 +172,11 @@ def _field_for(p: inspect.Parameter, annotation: Any, doc: DocInfo) -> tuple[Any
     desc = doc.params.get(p.name)
     if desc and info.description is None and not _has_description(annotation):
         annotation = Annotated[annotation, Field(description=desc)]
-    return annotation, info
+    # The model field is named p<i> (so that names such as `json`, `schema` or `_private`
+    # cannot clash with BaseModel); the parameter name is its alias, which a Field(alias=...)
+    # in the annotation or the default overrides.
+    base, *meta = get_args(annotation) if get_origin(annotation) is Annotated else (annotation,)
+    return Annotated[(base, Field(alias=p.name), *meta)], info
 
 
 def _strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
@@ -178,7 +185,7 @@ def _strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
-                    description: str | None = None) -> FunctionSchema:
+                    description: str | None = None, param_docs: Mapping[str, str] | None = None) -> FunctionSchema:
     """Build the schema and validator of ``fn``.
 
     Args:
@@ -186,20 +193,19 @@ def function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool 
         tool_name: name used in messages and for the argument model.
         skip_first: skip the first parameter (``self`` of an unbound ``run``).
         description: overrides the docstring description.
+        param_docs: parameter descriptions used where the docstring of ``fn`` has none.
 
     Raises:
         DefinitionError: *args/**kwargs, a missing or unsupported type, a duplicate wire name,
             or a schema that does not round-trip through JSON.
     """
     sig = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except (NameError, TypeError) as exc:
-        raise DefinitionError(f"{tool_name}: cannot resolve type hints: {exc}") from exc
+    hints = _type_hints(fn, tool_name)
     doc = parse_docstring(fn.__doc__)
+    if param_docs:
+        doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
     params: list[ParamInfo] = []
     fields: dict[str, Any] = {}
-    wire_names: dict[str, str] = {}
     for i, p in enumerate(sig.parameters.values()):
         if skip_first and i == 0:
             continue
@@ -216,22 +222,100 @@ def function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool 
             params.append(ParamInfo(p.name, p.name, annotation, default, p.kind, injected=True))
             continue
         _check_llm_friendly(tool_name, p.name, annotation)
-        ann, info = _field_for(p, annotation, doc)
-        wire = info.alias or p.name
-        if wire in wire_names:
-            raise DefinitionError(
-                f"{tool_name}: parameters {wire_names[wire]!r} and {p.name!r} both appear as {wire!r}; "
-                "rename one of them"
-            )
-        wire_names[wire] = p.name
-        fields[p.name] = (ann, info)
-        params.append(ParamInfo(p.name, wire, annotation, default, p.kind))
+        fields[f"p{len(fields)}"] = _field_for(p, annotation, doc)
+        params.append(ParamInfo(p.name, p.name, annotation, default, p.kind))
     model = _build_model(tool_name, fields)
+    params = _wire_names(tool_name, model, params)
+    _check_defaults(tool_name, model, params)
     input_schema = _model_schema(tool_name, model)
     output_schema = _output_schema(hints.get("return", inspect.Parameter.empty))
     desc = description if description is not None else doc.description
     return FunctionSchema(description=desc, doc=doc, input_schema=input_schema,
                           output_schema=output_schema, params=tuple(params), model=model)
+
+
+def _caller_namespaces() -> list[dict[str, Any]]:
+    """Local namespaces of the frames that are defining the tool (outside toolrig), innermost first."""
+    frame = sys._getframe(1)
+    found: list[dict[str, Any]] = []
+    while frame is not None and len(found) < 8:
+        module = frame.f_globals.get("__name__", "")
+        if module != "toolrig" and not module.startswith("toolrig."):
+            found.append(dict(frame.f_locals))
+        frame = frame.f_back  # type: ignore[assignment]
+    del frame
+    return found
+
+
+def _type_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
+    """``get_type_hints`` of ``fn``; names it cannot find (types local to the function that defines
+    the tool, with ``from __future__ import annotations``) are looked up in the defining frames."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except NameError as exc:
+        first = exc
+    except TypeError as exc:
+        raise DefinitionError(f"{tool_name}: cannot resolve type hints: {exc}") from exc
+    for localns in _caller_namespaces():
+        try:
+            return typing.get_type_hints(fn, localns=localns, include_extras=True)
+        except (NameError, TypeError):
+            continue
+    raise DefinitionError(
+        f"{tool_name}: cannot resolve type hints: {first}; define or import that type before the tool"
+    ) from first
+
+
+def _wire_names(tool_name: str, model: type[BaseModel], params: list[ParamInfo]) -> list[ParamInfo]:
+    """Parameters with the names the model sees; two parameters may not share one."""
+    fields = iter(model.model_fields.values())
+    seen: dict[str, str] = {}
+    out: list[ParamInfo] = []
+    for p in params:
+        if p.injected:
+            out.append(p)
+            continue
+        field = next(fields)
+        wire = field.validation_alias if isinstance(field.validation_alias, str) else field.alias or p.name
+        if wire in seen:
+            raise DefinitionError(
+                f"{tool_name}: parameters {seen[wire]!r} and {p.name!r} both appear to the model as {wire!r}; "
+                "rename one of them or give it another alias"
+            )
+        seen[wire] = p.name
+        out.append(dataclasses.replace(p, wire_name=wire))
+    return out
+
+
+def _check_defaults(tool_name: str, model: type[BaseModel], params: list[ParamInfo]) -> None:
+    """Refuse defaults that a model cannot send back unchanged (a tuple for a list, a set, NaN, objects)."""
+    from pydantic_core import PydanticUndefined, to_jsonable_python
+
+    names = [p.name for p in params if not p.injected]
+    for (field_name, field), name in zip(model.model_fields.items(), names, strict=True):
+        default = field.default
+        if default is PydanticUndefined or default is None or type(default) in (str, int, bool):
+            continue
+        where = f"{tool_name}: parameter {name!r} has the default {default!r}"
+        try:
+            shown = json.loads(json.dumps(to_jsonable_python(default), allow_nan=False))
+        except (ValueError, TypeError, PydanticSerializationError) as exc:
+            raise DefinitionError(
+                f"{where}, which cannot be written as JSON ({exc}); use a JSON value (no NaN/Infinity, "
+                "no arbitrary objects) or None and compute the value inside the tool"
+            ) from None
+        try:
+            instance = model.model_construct()
+            model.__pydantic_validator__.validate_assignment(instance, field_name, shown)
+            same = bool(instance.__dict__[field_name] == default)
+        except Exception:
+            same = False
+        if not same:
+            raise DefinitionError(
+                f"{where}, which does not survive a JSON round trip unchanged (the model sees {shown!r}); "
+                "use a JSON-friendly default of the parameter's type (e.g. a list, not a tuple or set, "
+                "for list[...]) or None"
+            )
 
 
 def _build_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
