@@ -1,0 +1,221 @@
+"""Tool and parameter descriptions from Google, NumPy and Sphinx docstrings."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+from toolrig import Tool, tool
+from toolrig.docstrings import DocInfo, parse_docstring
+
+GOOGLE = """Get the forecast for a city.
+
+    Looks the city up first, then asks the weather
+    service.
+
+    Args:
+        city: The city name,
+            for example "Paris".
+        days (int): How many days ahead.
+
+    Keyword Args:
+        units: "metric" or "imperial".
+
+    Returns:
+        The forecast as text.
+
+    Raises:
+        LookupError: unknown city.
+    """
+
+NUMPY = """Get the forecast for a city.
+
+    Looks the city up first, then asks the weather
+    service.
+
+    Parameters
+    ----------
+    city : str
+        The city name,
+        for example "Paris".
+    days : int, optional
+        How many days ahead.
+
+    Other Parameters
+    ----------------
+    units : str
+        "metric" or "imperial".
+
+    Returns
+    -------
+    str
+        The forecast as text.
+    """
+
+SPHINX = """Get the forecast for a city.
+
+    Looks the city up first, then asks the weather
+    service.
+
+    :param city: The city name,
+        for example "Paris".
+    :param days: How many days ahead.
+    :type days: int
+    :keyword units: "metric" or "imperial".
+    :returns: The forecast as text.
+    :raises LookupError: unknown city.
+    """
+
+EXPECTED = DocInfo(
+    description="Get the forecast for a city.\n\nLooks the city up first, then asks the weather\nservice.",
+    params={"city": 'The city name, for example "Paris".', "days": "How many days ahead.",
+            "units": '"metric" or "imperial".'},
+    returns="The forecast as text.",
+)
+
+
+@pytest.mark.parametrize("doc", [GOOGLE, NUMPY, SPHINX], ids=["google", "numpy", "sphinx"])
+def test_each_style_gives_description_params_and_returns(doc: str) -> None:
+    assert parse_docstring(doc) == EXPECTED
+
+
+@pytest.mark.parametrize("doc", [GOOGLE, NUMPY, SPHINX], ids=["google", "numpy", "sphinx"])
+def test_each_style_reaches_the_tool_schema(doc: str) -> None:
+    def forecast(city: str, days: int = 1, units: str = "metric") -> str:
+        return city
+
+    forecast.__doc__ = doc
+    t = tool(forecast)
+    assert t.spec.description == EXPECTED.description
+    props = t.spec.input_schema["properties"]
+    assert props["city"] == {"type": "string", "description": 'The city name, for example "Paris".'}
+    assert props["days"] == {"type": "integer", "default": 1, "description": "How many days ahead."}
+    assert props["units"]["description"] == '"metric" or "imperial".'
+
+
+def test_google_keyword_args_section_is_read() -> None:
+    # Before the fix "Keyword Args:" (Napoleon's name) was ignored and `units` had no description.
+    info = parse_docstring("Do it.\n\nArgs:\n    a: first.\n\nKeyword Arguments:\n    b: second.\n")
+    assert info.params == {"a": "first.", "b": "second."}
+
+
+def test_epydoc_style() -> None:
+    info = parse_docstring("Summary.\n\n@param x: the x.\n@return: result.")
+    assert info.params == {"x": "the x."}
+    assert info.returns == "result."
+
+
+def test_summary_only_and_empty() -> None:
+    assert parse_docstring("  Just a summary.  ") == DocInfo(description="Just a summary.")
+    assert parse_docstring(None) == DocInfo()
+    assert parse_docstring("   \n  ") == DocInfo()
+
+
+def test_params_without_description_are_left_out() -> None:
+    assert parse_docstring("S.\n\n:param x: one\n:param y:").params == {"x": "one"}
+
+
+def test_unreadable_sections_stay_in_the_description() -> None:
+    info = parse_docstring("Summary.\n\n:param a b c d: x")
+    assert info.description.startswith("Summary.")
+    assert info.params == {}
+
+
+def test_field_description_wins_over_docstring() -> None:
+    @tool
+    def f(city: Annotated[str, Field(description="From the field.")], days: int = Field(1, description="F2")) -> str:
+        """Forecast.
+
+        Args:
+            city: From the docstring.
+            days: Also from the docstring.
+        """
+        return city
+
+    props = f.spec.input_schema["properties"]
+    assert props["city"]["description"] == "From the field."
+    assert props["days"]["description"] == "F2"
+
+
+def test_explicit_description_option_wins() -> None:
+    @tool(description="Given explicitly.")
+    def f(x: int) -> int:
+        """From the docstring.
+
+        Args:
+            x: The x.
+        """
+        return x
+
+    assert f.spec.description == "Given explicitly."
+    assert f.spec.input_schema["properties"]["x"]["description"] == "The x."
+
+
+def test_docstring_params_for_undeclared_names_are_ignored() -> None:
+    @tool
+    def f(x: int) -> int:
+        """Doc.
+
+        Args:
+            x: The x.
+            ghost: Not a parameter.
+        """
+        return x
+
+    assert set(f.spec.input_schema["properties"]) == {"x"}
+
+
+def test_tool_class_docstring_is_parsed_not_copied() -> None:
+    # Before the fix the description was the raw class docstring, "Args:" section included,
+    # and parameters documented there got no description.
+    class Forecast(Tool):
+        """Get the forecast for a city.
+
+        Args:
+            city: The city name.
+        """
+
+        def run(self, city: str) -> str:
+            return city
+
+    assert Forecast.spec.description == "Get the forecast for a city."
+    assert Forecast.spec.input_schema["properties"]["city"]["description"] == "The city name."
+
+
+def test_tool_class_run_docstring_params_win() -> None:
+    class Forecast(Tool):
+        """Get the forecast.
+
+        Args:
+            city: From the class.
+            days: Days, from the class.
+        """
+
+        def run(self, city: str, days: int = 1) -> str:
+            """Run.
+
+            Args:
+                city: From run.
+            """
+            return city
+
+    props = Forecast.spec.input_schema["properties"]
+    assert props["city"]["description"] == "From run."
+    assert props["days"]["description"] == "Days, from the class."
+    assert Forecast.spec.description == "Get the forecast."
+
+
+def test_tool_class_description_from_run_when_class_has_no_docstring() -> None:
+    class Echo(Tool):
+        def run(self, text: str) -> str:
+            """Echo the text back.
+
+            Args:
+                text: What to echo.
+            """
+            return text
+
+    assert Echo.spec.description == "Echo the text back."
+    assert Echo.spec.input_schema["properties"]["text"]["description"] == "What to echo."
