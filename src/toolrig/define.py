@@ -7,6 +7,7 @@ model sees) plus the means to validate arguments and invoke the code.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import time
 import types
@@ -242,11 +243,23 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         return bound
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickle by reference: a bound method tool through its instance, else the module attribute.
+        # Pickle by reference: a bound method tool through its instance, else the module attribute
+        # (with this copy's spec, so that a renamed copy stays renamed).
         owner = getattr(self.fn, "__self__", None)
         if owner is not None:
-            return (getattr, (owner, self._attr or self.fn.__name__))
-        return (getattr, (inspect.getmodule(self.fn), self.fn.__name__))
+            return (_load_tool, (owner, self._attr or self.fn.__name__, self.spec))
+        return (_load_tool, (self.fn.__module__, self.fn.__qualname__, self.spec))
+
+
+def _load_tool(where: Any, qualname: str, spec: ToolSpec) -> Any:
+    """Unpickle a function tool: the attribute ``qualname`` of a module (by name) or an object."""
+    obj = importlib.import_module(where) if isinstance(where, str) else where
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    if isinstance(obj, BaseTool) and obj.spec != spec:
+        obj = obj.with_spec()
+        obj.spec = spec
+    return obj
 
 
 @overload
@@ -347,7 +360,8 @@ class Tool(_SignatureTool):
 
     def with_spec(self, **changes: Any) -> BaseTool:
         clone = super().with_spec(**changes)
-        clone.__dict__["spec"] = clone.spec
+        # Instance attributes shadow the class-level spec, name and description.
+        clone.__dict__.update(spec=clone.spec, name=clone.spec.name, description=clone.spec.description)
         return clone
 
 
