@@ -96,3 +96,12 @@ def test_repair_never_overwrites_a_correct_key() -> None:
 def test_unrepairable_is_a_structured_error(raw: str) -> None:
     out = run(ToolCall(name="search", arguments=raw))
     assert not out.ok and out.error is not None and out.error.kind == "invalid_arguments"
+
+
+def test_strict_mode_nulls_for_optional_parameters_are_dropped() -> None:
+    out = run(ToolCall(name="search", arguments={"query": "x", "max_results": None, "filters": None}))
+    assert out.ok, out.content
+    assert out.structured == {"query": "x", "filters": None, "max": 5}
+    assert any("max_results" in r and "null" in r for r in out.repairs)
+    required_null = run(ToolCall(name="search", arguments={"query": None}))
+    assert required_null.error is not None and required_null.error.kind == "invalid_arguments"

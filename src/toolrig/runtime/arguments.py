@@ -19,6 +19,8 @@ class ArgumentLimits:
 
     max_bytes: int = 1_000_000
     max_depth: int = 32
+    max_keys: int = 1_000
+    """Most keys allowed in any one object."""
 
 
 DEFAULT_LIMITS = ArgumentLimits()
@@ -96,6 +98,9 @@ def check_value(value: Any, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
             raise ArgumentsError(f"{where}: {item} is not a finite number",
                                  [{"loc": list(path), "msg": "non-finite number", "type": "non_finite_number"}])
         if isinstance(item, Mapping):
+            if len(item) > limits.max_keys:
+                raise ArgumentsError(f"an object has {len(item)} keys, over the limit of {limits.max_keys}",
+                                     [{"loc": list(path), "msg": "too many keys", "type": "too_many_keys"}])
             stack.extend((v, (*path, k)) for k, v in item.items())
         elif isinstance(item, list | tuple):
             stack.extend((v, (*path, i)) for i, v in enumerate(item))

@@ -2,7 +2,8 @@
 
 Repairs: JSON wrapped in a code fence or encoded twice, Python-literal dicts, trailing ``=``
 or spaces in names, case-insensitive and near-miss names (unique matches only), objects and
-arrays sent as JSON strings, and a bare value for a single-parameter tool. Every repair is
+arrays sent as JSON strings, a bare value for a single-parameter tool, and the ``null`` that
+OpenAI strict mode sends for an optional parameter the schema does not let be null. Every repair is
 listed in ``outcome.repairs``; ``strict=True`` turns repair off.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from toolrig.errors import ArgumentsError
 from toolrig.outcome import ToolOutcome
+from toolrig.providers.nulls import drop_strict_nulls
 from toolrig.runtime.arguments import DEFAULT_LIMITS, ArgumentLimits, check_value, loads_strict, parse_arguments
 from toolrig.runtime.chain import CallNext
 from toolrig.runtime.invocation import Invocation
@@ -80,8 +82,16 @@ def _match_name(key: str, props: list[str], taken: set[str]) -> str | None:
     return None
 
 
+_MAX_UNKNOWN = 32
+"""Above this many unknown names, none is guessed (validation reports them)."""
+
+
 def _repair_names(args: dict[str, Any], props: list[str], repairs: list[str]) -> dict[str, Any]:
+    if all(k in props for k in args):
+        return args
     out: dict[str, Any] = {k: v for k, v in args.items() if k in props}
+    if len(args) - len(out) > _MAX_UNKNOWN:
+        return dict(args)
     for key, value in args.items():
         if key in props:
             continue
@@ -132,7 +142,26 @@ def repair_arguments(raw: Mapping[str, Any] | str, schema: Mapping[str, Any],
     check_value(value, limits)
     value = _repair_names(value, props, repairs)
     _repair_values(value, schema, limits, repairs)
+    if _contains_none(value):
+        cleaned = drop_strict_nulls(value, schema)
+        if cleaned != value:
+            dropped = sorted(set(value) - set(cleaned)) or ["nested values"]
+            repairs.append(f"dropped null for optional {', '.join(map(str, dropped))} (strict-mode null)")
+            value = cleaned
     return value, repairs
+
+
+def _contains_none(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 class RepairStage:
@@ -151,9 +180,10 @@ class RepairStage:
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None
+        repairs: list[str] = []
         try:
             if self.strict or inv.tool.spec.metadata.get("strict_arguments"):
-                args, repairs = parse_arguments(inv.call.arguments, self.limits), []
+                args = parse_arguments(inv.call.arguments, self.limits)
             else:
                 args, repairs = repair_arguments(inv.call.arguments, inv.tool.spec.input_schema, self.limits)
         except ArgumentsError as exc:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import anyio
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from toolrig.calls import ToolCall
 from toolrig.context import CallContext
@@ -18,6 +16,7 @@ from toolrig.runtime.chain import CallNext, Stage, build_chain
 from toolrig.runtime.clock import Clock, SystemClock
 from toolrig.runtime.invocation import Invocation
 from toolrig.runtime.invoke import invoke_tool
+from toolrig.runtime.portal import LoopThread
 from toolrig.runtime.services import ApprovalHandler, Services
 
 __all__ = ["Runtime"]
@@ -63,8 +62,7 @@ class Runtime:
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         self._chain: CallNext = build_chain(self.stages, invoke_tool)
         self._scopes: dict[str, anyio.CancelScope] = {}
-        self._portal: BlockingPortal | None = None
-        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._loop_thread: LoopThread | None = None
 
     # -- calls ----------------------------------------------------------------------------------
     async def call(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
@@ -113,18 +111,17 @@ class Runtime:
 
     def call_sync(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
         """Synchronous :meth:`call`, run on the runtime's own event-loop thread."""
-        return self._get_portal().call(self.call, call, context)
+        return self._get_loop_thread().call(self.call, call, context)
 
     # -- tools and lifecycle ---------------------------------------------------------------------
     def tools(self) -> list[BaseTool]:
         """The tools this runtime can call."""
         return list(self.toolset.list())
 
-    def _get_portal(self) -> BlockingPortal:
-        if self._portal is None:
-            self._portal_cm = start_blocking_portal()
-            self._portal = self._portal_cm.__enter__()
-        return self._portal
+    def _get_loop_thread(self) -> LoopThread:
+        if self._loop_thread is None:
+            self._loop_thread = LoopThread()
+        return self._loop_thread
 
     async def aclose(self) -> None:
         """Flush and close what the stages hold (audit writer, state connections)."""
@@ -137,12 +134,11 @@ class Runtime:
             await self.services.state.aclose()
 
     def close(self) -> None:
-        """Synchronous :meth:`aclose`, also stopping the portal used by :meth:`call_sync`."""
-        if self._portal is not None:
-            self._portal.call(self.aclose)
-            assert self._portal_cm is not None
-            self._portal_cm.__exit__(None, None, None)
-            self._portal = self._portal_cm = None
+        """Synchronous :meth:`aclose`, also stopping the loop thread used by :meth:`call_sync`."""
+        if self._loop_thread is not None:
+            self._loop_thread.call(self.aclose)
+            self._loop_thread.stop()
+            self._loop_thread = None
         else:
             anyio.run(self.aclose)
 

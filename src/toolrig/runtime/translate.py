@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 
 from toolrig.context import InjectionError
@@ -27,7 +29,7 @@ def error_from_exception(exc: BaseException, *, tool: str) -> ToolError:
     if isinstance(exc, ArgumentsError):
         return ToolError.of(ErrorKind.INVALID_ARGUMENTS, str(exc), errors=exc.errors)
     if isinstance(exc, RateLimitedError):
-        details = {} if exc.retry_after is None else {"retry_after": exc.retry_after}
+        details: dict[str, Any] = {} if exc.retry_after is None else {"retry_after": exc.retry_after}
         return ToolError.of(ErrorKind.RATE_LIMITED, f"{tool} is rate limited upstream: {exc}", **details)
     if isinstance(exc, ModelRetry):
         return ToolError.of(ErrorKind.EXECUTION_ERROR, str(exc), retryable=True)

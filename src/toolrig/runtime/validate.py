@@ -50,8 +50,10 @@ class ValidateStage:
             unknown = _unknown_keys(arguments, tool.spec.input_schema)
             if unknown:
                 known = ", ".join(tool.spec.input_schema.get("properties", {})) or "none"
+                more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+                shown = ", ".join(map(repr, unknown[:10])) + more
                 raise ArgumentsError(
-                    f"unknown argument(s) {', '.join(map(repr, unknown))}; the parameters are: {known}",
+                    f"unknown argument(s) {shown}; the parameters are: {known}",
                     [{"loc": [k], "msg": "unknown field; remove it", "type": "extra_forbidden"} for k in unknown])
             values = tool.validate(arguments)
         except ArgumentsError as exc:
