@@ -3,13 +3,12 @@
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
-from typing_extensions import Annotated
 
 from toolrig import ToolCall, ToolOutcome, schema_tool, tool
 from toolrig.outcome import ErrorKind
