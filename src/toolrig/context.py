@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
-from types import MappingProxyType
-from typing import Annotated, Any, Generic, TypeVar
+from types import MappingProxyType, UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 __all__ = [
     "CallContext",
@@ -42,17 +42,15 @@ class _InjectedMarker:
 INJECTED = _InjectedMarker()
 
 
-class Injected(Generic[T]):
-    """``Injected[T]``: a parameter filled from the call context, never shown to the model.
+Injected = Annotated[T, INJECTED]
+"""``Injected[T]``: a parameter filled from the call context, never shown to the model.
 
-    Resolution, in order: a parameter typed :class:`CallContext` gets the context itself; a
-    name found in ``context.state`` gets that value; else a unique value in ``context.state``
-    that is an instance of ``T``; ``context.deps`` if it is an instance of ``T``; else the
-    parameter's default.
-    """
-
-    def __class_getitem__(cls, item: Any) -> Any:
-        return Annotated[item, INJECTED]
+A generic alias of ``Annotated[T, INJECTED]``, so type checkers see a plain ``T``.
+Resolution, in order: a parameter typed :class:`CallContext` gets the context itself; a
+name found in ``context.state`` gets that value; else a unique value in ``context.state``
+that is an instance of ``T``; ``context.deps`` if it is an instance of ``T``; else the
+parameter's default.
+"""
 
 
 class InjectionError(LookupError):
@@ -120,11 +118,12 @@ class CallContext:
             return self
         if name in self.state:
             return self.state[name]
-        if isinstance(annotation, type):
-            matches = [v for v in self.state.values() if isinstance(v, annotation)]
+        kind = _runtime_type(annotation)
+        if kind is not None:
+            matches = [v for v in self.state.values() if isinstance(v, kind)]
             if len(matches) == 1:
                 return matches[0]
-            if self.deps is not None and isinstance(self.deps, annotation):
+            if self.deps is not None and isinstance(self.deps, kind):
                 return self.deps
         if default is not inspect.Parameter.empty:
             return default
@@ -135,6 +134,18 @@ class CallContext:
 
 def _make_context(kwargs: dict[str, Any]) -> CallContext:
     return CallContext(**kwargs)
+
+
+def _runtime_type(annotation: Any) -> type | tuple[type, ...] | None:
+    """What ``isinstance`` can check for an annotation: ``dict[str, int]`` -> dict, ``A | B`` -> (A, B)."""
+    if isinstance(annotation, type) and get_origin(annotation) is None:
+        return annotation
+    origin = get_origin(annotation)
+    if origin is Union or origin is UnionType:
+        kinds = [_runtime_type(arg) for arg in get_args(annotation)]
+        flat = tuple(t for k in kinds if k is not None for t in (k if isinstance(k, tuple) else (k,)))
+        return flat if len(kinds) == len(flat) and all(k is not None for k in kinds) else None
+    return origin if isinstance(origin, type) else None
 
 
 EMPTY_CONTEXT = CallContext()
