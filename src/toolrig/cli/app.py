@@ -16,10 +16,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli.inspect",
     "toolrig.cli.check",
     "toolrig.cli.audit",
+    "toolrig.cli.call",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 
-HELP = """toolrig: inspect, export and check tools for LLM agents, and read the audit log.
+HELP = """toolrig: inspect, export, check and call tools for LLM agents, and read the audit log.
 
 SOURCE is a Python file, a directory of Python files, an importable module name, or
 module:attribute."""
