@@ -38,7 +38,8 @@ def _panel(outcome: Any) -> Panel:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    status = "[green]ok[/green]" if outcome.ok else f"[red]{outcome.error.kind.value if outcome.error else 'error'}[/red]"
+    kind = outcome.error.kind.value if outcome.error else "error"
+    status = "[green]ok[/green]" if outcome.ok else f"[red]{kind}[/red]"
     grid.add_row("status", status)
     grid.add_row("call id", escape(outcome.call_id))
     grid.add_row("attempts", str(outcome.attempts))
@@ -54,7 +55,7 @@ def _panel(outcome: Any) -> Panel:
                  border_style="green" if outcome.ok else "red")
 
 
-def call_command(
+def call_command(  # noqa: PLR0917 - typer maps each parameter to an option
     name: Annotated[str, typer.Argument(help="Tool name (name or name@version).")],
     source: Annotated[str, typer.Option("--from", help="File, directory, module or module:attribute.")],
     args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object (repaired as a model's would be).")]
