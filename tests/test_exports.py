@@ -13,7 +13,8 @@ import toolrig
 
 PUBLIC = [
     "ArgumentsError", "AudioPart", "BaseTool", "CallContext", "CombinedToolset", "Decision", "DefinitionError",
-    "ErrorKind", "FunctionTool", "FunctionToolset", "ImagePart", "Injected", "Isolation", "JsonPart", "ModelRetry",
+    "ErrorKind", "FunctionTool", "FunctionToolset", "ImagePart", "Injected", "Isolation", "JsonPart", "LoadError",
+    "ModelRetry",
     "Permission", "RateLimitedError", "Registry", "RegistryError", "ResourcePart", "RetryPolicy", "Runtime",
     "SchemaTool", "TextPart", "Tool", "ToolAnnotations", "ToolCall", "ToolError", "ToolFailure",
     "ToolNotFoundError", "ToolOutcome", "ToolResult", "ToolSpec", "ToolState", "ToolStats", "ToolStatus",

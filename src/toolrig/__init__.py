@@ -48,8 +48,12 @@ _LAZY = {
     "CombinedToolset": "toolrig.toolsets",
     "Runtime": "toolrig.runtime",
     "Decision": "toolrig.runtime",
+    "LoadError": "toolrig.loading",
 }
-_SUBMODULES = frozenset({"providers", "runtime", "registry", "toolsets", "loading", "cli"})
+_SUBMODULES = frozenset({
+    "audit", "cli", "fencing", "loading", "providers", "redact", "registry", "reload", "runtime", "state",
+    "telemetry", "toolsets", "versions",
+})
 
 
 def __getattr__(name: str) -> Any:
@@ -83,6 +87,7 @@ __all__ = [
     "Injected",
     "Isolation",
     "JsonPart",
+    "LoadError",
     "ModelRetry",
     "Permission",
     "RateLimitedError",

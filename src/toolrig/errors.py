@@ -5,9 +5,11 @@ Exceptions are for the inside of the library; at the tool boundary every failure
 
     ToolrigError
     ├── DefinitionError          a developer mistake found while defining a tool (fails loudly)
+    │   └── LoadError            a file, module or plugin could not be loaded (toolrig.loading)
     ├── RegistryError            registry misuse
     │   ├── ToolNotFoundError    no tool (or version) under that name
-    │   └── VersionConflictError same name and version registered twice, or a downgrade
+    │   ├── VersionConflictError same name and version registered twice, or a downgrade
+    │   └── SelectorError        a malformed version selector (toolrig.versions)
     ├── ToolsetConflictError     two toolsets offer the same tool name
     ├── ArgumentsError           arguments do not match the tool's input schema
     └── ToolFailure              raised *inside* a tool body: a model-visible failure
