@@ -243,3 +243,51 @@ def test_tool_formatter_applies_before_conversion() -> None:
         return 21
 
     assert temp.to_result(temp()).text == "21 degrees"
+
+
+# -- the call and outcome records around a result (calls.py, outcome.py) -------------------------
+
+def test_tool_call_arguments() -> None:
+    from toolrig import ToolCall
+
+    call = ToolCall(name="add", arguments='{"a": 1, "b": [2.5]}')
+    assert call.parsed_arguments() == {"a": 1, "b": [2.5]}
+    assert call.id.startswith("call_") and call.id != ToolCall(name="add").id
+    assert ToolCall(name="add", arguments="  ").parsed_arguments() == {}
+    assert ToolCall(name="add", arguments={"a": 1}).parsed_arguments() == {"a": 1}
+    copy = call.with_arguments({"a": 2})
+    assert copy.id == call.id and copy.parsed_arguments() == {"a": 2}
+    assert json.loads(json.dumps(call.to_dict())) == {"id": call.id, "name": "add", "arguments": '{"a": 1, "b": [2.5]}'}
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    ("[1, 2]", "arguments must be a JSON object, got list"),
+    ("{bad", "Expecting property name"),
+    ('{"x": NaN}', "NaN is not valid JSON"),
+    ('{"x": -Infinity}', "-Infinity is not valid JSON"),
+    ('{"x": 1e400}', "1e400 is too large for a JSON number"),
+    ('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+])
+def test_tool_call_strict_parse(raw: str, words: str) -> None:
+    # Before the fix NaN, Infinity and 1e400 were accepted, and deep nesting raised RecursionError.
+    from toolrig import ToolCall
+
+    with pytest.raises(ValueError, match=words):
+        ToolCall(name="t", arguments=raw).parsed_arguments()
+
+
+def test_outcomes() -> None:
+    from toolrig import ErrorKind, ToolError, ToolOutcome
+
+    ok = ToolOutcome.success("c1", "add", to_result({"sum": 3}), attempts=1)
+    assert ok.ok and ok.content == '{"sum": 3}' and ok.structured == {"sum": 3}
+    assert ToolOutcome.success("c2", "add", ToolResult.error("no")).ok is False
+    error = ToolError.of("timeout", "took too long", seconds=5)
+    assert error.kind is ErrorKind.TIMEOUT and error.retryable is True
+    assert ToolError.of(ErrorKind.DENIED, "no").retryable is False
+    failed = ToolOutcome.failure("c3", "add", error)
+    assert failed.content == "Error (timeout): took too long" and failed.structured is None
+    data = json.loads(json.dumps(failed.to_dict()))
+    assert data["error"] == {"kind": "timeout", "message": "took too long", "retryable": True,
+                             "details": {"seconds": 5}}
+    assert failed.derive(attempts=2).attempts == 2 and failed.attempts == 0

@@ -11,6 +11,17 @@ from typing import Any
 __all__ = ["ToolCall"]
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:
+        raise ValueError(f"{text} is too large for a JSON number")
+    return value
+
+
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
@@ -31,13 +42,17 @@ class ToolCall:
         """Arguments as a dict; a JSON string is parsed (``""`` means ``{}``).
 
         Raises:
-            ValueError: the string is not a JSON object.
+            ValueError: the string is not a JSON object (NaN, Infinity and numbers too large for
+                a float are not JSON either).
         """
         args = self.arguments
         if isinstance(args, str):
             if not args.strip():
                 return {}
-            value = json.loads(args)
+            try:
+                value = json.loads(args, parse_constant=_not_json, parse_float=_finite_float)
+            except RecursionError:
+                raise ValueError("arguments are nested too deeply") from None
             if not isinstance(value, dict):
                 raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
             return value
