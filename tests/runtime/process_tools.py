@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from toolrig import CallContext, Injected, current_context, tool
+from toolrig import CallContext, Injected, Tool, current_context, tool
 from toolrig.errors import TransientError
 
 
@@ -112,6 +112,16 @@ def report_and_hang(port: int) -> str:
         sock.sendall(f"{os.getpid()} {child.pid}\n".encode())
     time.sleep(60)
     return "too late"
+
+
+class Doubler(Tool):
+    """Double a number in a worker process."""
+
+    isolation = "process"
+    permission = "readonly"
+
+    def run(self, x: int) -> dict[str, int]:
+        return {"double": 2 * x, "pid": os.getpid()}
 
 
 def gone(pid: int) -> bool:

@@ -12,7 +12,7 @@ import anyio.to_thread
 import process_tools as pt
 import pytest
 
-from toolrig import CallContext, Injected, ToolCall, current_context, tool
+from toolrig import CallContext, Injected, ToolCall, current_context, schema_tool, tool
 from toolrig.outcome import ErrorKind
 from toolrig.runtime import (
     CallTimeoutError,
@@ -97,6 +97,25 @@ async def test_context_and_context_vars_are_visible_in_worker_threads(isolation:
 
 
 @pytest.mark.anyio
+async def test_tools_that_run_their_own_event_loop_work_in_worker_threads() -> None:
+    """A sync schema tool (invoke_sync runs anyio.run) inline, and an async tool in thread mode."""
+    echo = schema_tool(name="echo", description="Echo a number.", handler=lambda args: args["a"] * 2,
+                       input_schema={"type": "object", "properties": {"a": {"type": "integer"}}})
+
+    @tool(isolation="thread")
+    async def threaded() -> int:
+        """Async, but asked to run in a thread."""
+        await anyio.sleep(0)
+        return threading.get_ident()
+
+    async with Runtime([echo, threaded], audit=False) as rt:
+        doubled = await rt.call(ToolCall(name="echo", arguments={"a": 21}))
+        elsewhere = await rt.call(ToolCall(name="threaded"))
+    assert doubled.ok and doubled.structured == 42, doubled.content
+    assert elsewhere.ok and elsewhere.structured != threading.get_ident(), elsewhere.content
+
+
+@pytest.mark.anyio
 async def test_thread_mode_is_bounded_by_its_capacity_limiter() -> None:
     gauge = {"now": 0, "peak": 0}
     lock = threading.Lock()
@@ -122,8 +141,9 @@ async def test_thread_mode_is_bounded_by_its_capacity_limiter() -> None:
 
 
 @pytest.mark.anyio
-async def test_thread_hop_reports_exceptions_and_refuses_work_when_closed() -> None:
-    hop = ThreadHop(max_workers=2)
+@pytest.mark.parametrize("eager_wait", [0.0, 50e-6, 0.01])
+async def test_thread_hop_reports_exceptions_and_refuses_work_when_closed(eager_wait: float) -> None:
+    hop = ThreadHop(max_workers=2, eager_wait=eager_wait)
 
     def boom() -> None:
         raise KeyError("nope")
@@ -192,7 +212,7 @@ async def test_stage_default_timeout_applies_to_tools_without_one() -> None:
         await anyio.sleep_forever()
         return "never"
 
-    st = replace_stage(default_stages(), "isolation", IsolationStage(default_timeout=0.2))
+    st = replace_stage(default_stages(audit=False), "isolation", IsolationStage(default_timeout=0.2))
     async with Runtime([slow], stages=st, audit=False) as rt:
         with anyio.fail_after(10):
             outcome = await rt.call(ToolCall(name="slow"))
@@ -290,6 +310,17 @@ async def test_process_tool_sees_the_picklable_context_and_relays_progress(proc_
     assert who.structured == {"city": "Paris", "user": "ann", "unit": "imperial", "roles": ["admin"],
                               "call_id": "c-7", "tool": "who", "has_deps": False}
     assert prog.ok and reports == [(1, 2, "step 1"), (2, 2, "step 2")]
+
+
+@pytest.mark.anyio
+async def test_a_tool_class_instance_runs_in_a_process_after_it_has_live_stats() -> None:
+    async with Runtime([pt.Doubler], audit=False) as rt:
+        with anyio.fail_after(60):
+            first = await rt.call(ToolCall(name="doubler", arguments={"x": 2}))
+            second = await rt.call(ToolCall(name="doubler", arguments={"x": "21"}))
+        assert rt.tools()[0].state.stats.calls == 2
+    assert first.ok and second.ok, (first.content, second.content)
+    assert second.structured == {"double": 42, "pid": first.meta["worker_pid"]}
 
 
 @pytest.mark.anyio

@@ -274,7 +274,7 @@ async def test_a_self_retrying_tool_is_not_wrapped_again() -> None:
                 continue
         raise ConnectionError("gave up after 2 reconnects")
 
-    stages = default_stages(retry=RetryPolicy(max_attempts=5))
+    stages = default_stages(audit=False, retry=RetryPolicy(max_attempts=5))
     async with Runtime([mcp_like], stages=stages, clock=FakeClock(), audit=False) as rt:
         outcome = await rt.call(ToolCall(name="mcp_like"))
     assert not outcome.ok and outcome.attempts == 1 and transport.calls == 2

@@ -33,7 +33,7 @@ import anyio.to_thread
 from toolrig.context import CallContext
 from toolrig.define import BaseTool, FunctionTool
 from toolrig.errors import ToolFailure
-from toolrig.runtime.subprocess_worker import FRAME, FunctionRef, pack
+from toolrig.runtime.subprocess_worker import FRAME, FunctionRef, InstanceRef, pack
 
 __all__ = ["ProcessIsolationError", "ProcessPool", "ProcessRun", "WorkerDiedError", "describe_exit"]
 
@@ -80,10 +80,16 @@ class ProcessRun:
 
 
 def tool_reference(tool: BaseTool) -> object:
-    """What is sent for ``tool``: a :class:`FunctionRef` for function tools, else the tool itself."""
+    """What is sent for ``tool``: a :class:`FunctionRef` for module-level function tools, an
+    :class:`InstanceRef` for other tool objects (a bound method tool pickles through its instance)."""
     if not isinstance(tool, FunctionTool):
-        return tool
+        attributes = getattr(tool, "__dict__", None)
+        if attributes is None:
+            return tool
+        return InstanceRef(type(tool), {k: v for k, v in attributes.items() if not k.startswith("_toolrig_")})
     fn = tool.fn
+    if getattr(fn, "__self__", None) is not None:
+        return tool
     module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if not module or module == "__main__" or "<" in qualname:
         raise ProcessIsolationError(

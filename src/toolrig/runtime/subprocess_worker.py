@@ -10,7 +10,8 @@ then a pickle. The protocol::
     child -> host   ("ok", raw_value) | ("error", exception)
 
 Tools travel by reference (:class:`FunctionRef`: module + qualified name) or, for ``Tool``
-instances, by pickle (their class by reference). Before the loop starts, the protocol moves to
+instances, as :class:`InstanceRef` (the class by reference and the instance's own attributes,
+without toolrig's live state such as stats and locks). Before the loop starts, the protocol moves to
 private file descriptors: fd 0 becomes ``/dev/null`` and fd 1 a copy of stderr, so a tool's
 ``print()`` or ``input()`` cannot corrupt the protocol. End of input means "exit".
 """
@@ -25,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FRAME", "FunctionRef", "load_reference", "main", "pack", "portable_exception", "read_frame"]
+__all__ = ["FRAME", "FunctionRef", "InstanceRef", "load_reference", "main", "pack", "portable_exception", "read_frame"]
 
 FRAME = struct.Struct(">Q")
 """The length prefix of every frame."""
@@ -69,6 +70,20 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceRef:
+    """A tool object sent as its class (pickled by reference) and its own attributes."""
+
+    cls: type
+    attributes: dict[str, Any]
+
+    def rebuild(self) -> Any:
+        """A new instance of ``cls`` with the attributes, made without calling ``__init__``."""
+        obj: Any = object.__new__(self.cls)
+        obj.__dict__.update(self.attributes)
+        return obj
 
 
 _loaded: dict[FunctionRef, Any] = {}
@@ -132,6 +147,8 @@ def run_call(payload: bytes, emit: Callable[[bytes], None]) -> bytes:
             raise ValueError(f"unknown message {kind!r}")
         if isinstance(tool, FunctionRef):
             tool = load_reference(tool)
+        elif isinstance(tool, InstanceRef):
+            tool = tool.rebuild()
         value = tool.invoke_sync(values, _context(fields, emit))
     except BaseException as exc:  # everything the tool raises goes back to the host, even SystemExit
         return pack(("error", portable_exception(exc)))
