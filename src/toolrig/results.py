@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -143,7 +143,41 @@ class ToolResult:
                 if isinstance(item.get(key), bytes):
                     item[key] = base64.b64encode(item[key]).decode("ascii")
             out.append(item)
-        return {"parts": out, "is_error": self.is_error}
+        data: dict[str, Any] = {"parts": out, "is_error": self.is_error}
+        if self.meta:
+            data["meta"] = dict(self.meta)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
+        """Rebuild a result from :meth:`to_dict` output (base64 data decoded).
+
+        Raises:
+            ValueError: an unknown part type.
+        """
+        parts = tuple(_part_from_dict(p) for p in data.get("parts", ()))
+        return cls(parts=parts, is_error=bool(data.get("is_error")), meta=dict(data.get("meta") or {}))
+
+
+def _b64(value: Any) -> bytes:
+    return base64.b64decode(value) if isinstance(value, str) else bytes(value)
+
+
+def _part_from_dict(item: Mapping[str, Any]) -> Part:
+    kind = item.get("type")
+    if kind == "text":
+        return TextPart(item["text"])
+    if kind == "json":
+        return JsonPart(item["data"])
+    if kind == "image":
+        return ImagePart(_b64(item["data"]), item.get("mime_type", "image/png"))
+    if kind == "audio":
+        return AudioPart(_b64(item["data"]), item.get("mime_type", "audio/wav"))
+    if kind == "resource":
+        blob = item.get("blob")
+        return ResourcePart(uri=item["uri"], mime_type=item.get("mime_type"), text=item.get("text"),
+                            blob=None if blob is None else _b64(blob), name=item.get("name"))
+    raise ValueError(f"unknown result part type {kind!r}")
 
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (

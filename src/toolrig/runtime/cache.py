@@ -9,13 +9,12 @@ and a note in its content.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from typing import Any
 
 from toolrig.errors import ArgumentsError, ModelRetry
 from toolrig.outcome import ErrorKind, ToolOutcome
-from toolrig.results import AudioPart, ImagePart, JsonPart, Part, ResourcePart, TextPart, ToolResult
+from toolrig.results import ToolResult
 from toolrig.runtime.chain import CallNext
 from toolrig.runtime.invocation import Invocation
 from toolrig.state.access import StateAccess
@@ -28,30 +27,9 @@ _STALE_KINDS = frozenset({ErrorKind.EXECUTION_ERROR, ErrorKind.TIMEOUT, ErrorKin
                           ErrorKind.UNAVAILABLE, ErrorKind.RATE_LIMITED})
 
 
-def _b64(value: Any) -> bytes:
-    return base64.b64decode(value) if isinstance(value, str) else bytes(value)
-
-
-def _part(item: Mapping[str, Any]) -> Part:
-    kind = item.get("type")
-    if kind == "text":
-        return TextPart(item["text"])
-    if kind == "json":
-        return JsonPart(item["data"])
-    if kind == "image":
-        return ImagePart(_b64(item["data"]), item.get("mime_type", "image/png"))
-    if kind == "audio":
-        return AudioPart(_b64(item["data"]), item.get("mime_type", "audio/wav"))
-    if kind == "resource":
-        blob = item.get("blob")
-        return ResourcePart(uri=item["uri"], mime_type=item.get("mime_type"), text=item.get("text"),
-                            blob=None if blob is None else _b64(blob), name=item.get("name"))
-    raise ValueError(f"unknown result part type {kind!r}")
-
-
 def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
-    """Rebuild a :class:`ToolResult` from ``ToolResult.to_dict()`` output (``meta`` is not kept)."""
-    return ToolResult(parts=tuple(_part(p) for p in data.get("parts", ())), is_error=bool(data.get("is_error")))
+    """Rebuild a cached :class:`ToolResult` (same as :meth:`ToolResult.from_dict`)."""
+    return ToolResult.from_dict(data)
 
 
 def _serves_stale(outcome: ToolOutcome) -> bool:
