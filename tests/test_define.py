@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import pickle
 from typing import Any
@@ -123,12 +124,47 @@ def test_positional_only_parameters_are_bound_positionally() -> None:
 
 @pytest.mark.parametrize(("target", "words"), [
     ("get_weather", "@tool('get_weather') is not supported: write @tool(name='get_weather')"),
-    (42, "@tool needs a function, got int"),
+    (42, "@tool needs a function or method, got int"),
 ])
 def test_decorator_misuse(target: Any, words: str) -> None:
     with pytest.raises(DefinitionError) as info:
         tool(target)
     assert words in str(info.value)
+
+
+def test_stacked_decorators_apply_the_outer_options() -> None:
+    # Before the fix the outer options were silently dropped (the inner tool's attributes won).
+    @tool(tags=["math"], formatter=str)
+    @tool(permission="readonly")
+    def mul(a: int, b: int) -> int:
+        """Multiply."""
+        return a * b
+
+    assert mul.spec.permission is Permission.READONLY and mul.spec.tags == {"math"}
+    assert mul(2, 3) == 6 and mul.to_result(6).text == "6"
+    renamed = tool(add, name="plus")
+    assert renamed.name == "plus" and add.name == "add"
+
+
+def test_function_attributes_do_not_replace_the_tools() -> None:
+    def f(x: int) -> int:
+        """Doc."""
+        return x
+
+    f.spec = "not a spec"  # type: ignore[attr-defined]
+    f.fn = None  # type: ignore[attr-defined]
+    t = tool(f)
+    assert t.spec.name == "f" and t(2) == 2
+
+
+@pytest.mark.parametrize("target", [
+    functools.partial(lambda a, b: a, b=1),
+    type("Callable", (), {"__call__": lambda self, x: x})(),
+    len,
+])
+def test_only_functions_and_methods(target: Any) -> None:
+    with pytest.raises(DefinitionError, match=r"@tool needs a function or method, got .*: wrap it in a `def`"):
+        tool(target, name="x", description="X.")
 
 
 def test_lambda_needs_a_name() -> None:

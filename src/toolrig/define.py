@@ -177,8 +177,11 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
                  check_fn: Callable[[], bool] | None = None, **options: Any) -> None:
         if isinstance(fn, str):
             raise DefinitionError(f"@tool({fn!r}) is not supported: write @tool(name={fn!r})")
-        if not callable(fn):
-            raise DefinitionError(f"@tool needs a function, got {type(fn).__name__}")
+        if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+            raise DefinitionError(
+                f"@tool needs a function or method, got {type(fn).__name__}: wrap it in a `def` with "
+                "typed parameters (a functools.partial or callable object has no signature to describe)")
+        functools.update_wrapper(self, fn)  # first, so that attributes of `fn` cannot replace ours
         _check_not_generator(getattr(fn, "__name__", "tool"), fn)
         options = _split_options(getattr(fn, "__name__", "tool"), options)
         name = options.pop("name", None) or getattr(fn, "__name__", None)
@@ -188,7 +191,7 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
 
         check_name(name)
         description = options.pop("description", None)
-        self.fn = fn
+        self.fn: Callable[P, R] = fn
         self._method = _method_kind(fn)
         self._attr: str | None = None
         self._schema = function_schema(fn, tool_name=name, skip_first=self._method is not None,
@@ -202,7 +205,6 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
                              output_schema=self._schema.output_schema, **options)
         self.formatter = formatter
         self.check_fn = check_fn
-        functools.update_wrapper(self, fn)
 
     def _target(self) -> Callable[..., Any]:
         if self._method == "self":
@@ -282,12 +284,22 @@ def tool(fn: Callable[P, R] | None = None, /, **options: Any) -> Any:
         ...     return "sunny"
     """
     if fn is not None:
-        return FunctionTool(fn, **options)
+        return _make_tool(fn, options)
 
     def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(f, **options)
+        return _make_tool(f, options)
 
     return decorate
+
+
+def _make_tool(fn: Callable[P, R], options: dict[str, Any]) -> FunctionTool[P, R]:
+    """A new function tool, or, for a tool given again (stacked decorators), a copy with the options."""
+    if not isinstance(fn, BaseTool):
+        return FunctionTool(fn, **options)
+    extra = {k: options.pop(k) for k in ("formatter", "check_fn") if k in options}
+    clone = fn.with_spec(**_split_options(fn.name, options))
+    clone.__dict__.update(extra)
+    return clone
 
 
 def _method_kind(fn: Callable[..., Any]) -> str | None:
