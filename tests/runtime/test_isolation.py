@@ -337,6 +337,25 @@ async def test_a_local_function_cannot_run_in_a_process() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_worker_that_cannot_start_is_reported(tmp_path: Any) -> None:
+    crashing = tmp_path / "crashing"
+    crashing.write_text("#!/bin/sh\nexit 4\n")
+    stuck = tmp_path / "stuck"
+    stuck.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/stuck.pid\nexec sleep 30\n")
+    for script in (crashing, stuck):
+        script.chmod(0o755)
+    outcomes = []
+    for pool in (ProcessPool(executable=str(crashing)), ProcessPool(executable=str(stuck), start_timeout=0.5)):
+        async with Runtime([pt.worker_pid], stages=stages(processes=pool), audit=False) as rt:
+            with anyio.fail_after(30):
+                outcomes.append(await rt.call(ToolCall(name="worker_pid")))
+    assert [o.error.kind for o in outcomes if o.error] == [ErrorKind.EXECUTION_ERROR] * 2
+    assert "could not start a worker process: it exited with code 4 before it was ready" in outcomes[0].content
+    assert "it was not ready within 0.5 s" in outcomes[1].content
+    await pt.wait_gone(int((tmp_path / "stuck.pid").read_text()))
+
+
+@pytest.mark.anyio
 async def test_closing_the_pool_stops_idle_workers() -> None:
     pool = ProcessPool(max_idle=2)
     with anyio.fail_after(60):

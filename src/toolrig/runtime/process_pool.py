@@ -206,14 +206,17 @@ class ProcessPool:
         max_idle: idle workers kept warm for the next calls; extra ones are stopped.
         kill_grace: seconds between SIGTERM and SIGKILL when a call is stopped.
         start_timeout: seconds a new worker may take to start (Python start-up and imports).
+        executable: the Python interpreter of the workers (default: this one, ``sys.executable``);
+            it must be able to import toolrig and the tools' modules.
     """
 
     def __init__(self, *, max_workers: int | None = None, max_idle: int = 2, kill_grace: float = 0.5,
-                 start_timeout: float = 60.0) -> None:
+                 start_timeout: float = 60.0, executable: str | None = None) -> None:
         self.max_workers = max_workers or max(2, os.cpu_count() or 2)
         self.max_idle = max_idle
         self.kill_grace = kill_grace
         self.start_timeout = start_timeout
+        self.executable = executable or sys.executable
         self._idle: list[_Worker] = []
         self._limiter: anyio.CapacityLimiter | None = None
 
@@ -294,21 +297,22 @@ class ProcessPool:
     async def _start(self) -> _Worker:
         boot = _BOOT.format(path=list(sys.path))
         proc = await anyio.to_thread.run_sync(lambda: subprocess.Popen(
-            [sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [self.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             start_new_session=True, close_fds=True))
         worker = _Worker(proc)
         payload: bytes | None = None
         try:
-            with anyio.move_on_after(self.start_timeout):
+            with anyio.move_on_after(self.start_timeout) as scope:
                 payload = await worker.receive()
         except BaseException:
             await self._stop(worker, terminate=True)
             raise
-        if payload is None or pickle.loads(payload)[0] != "ready":
-            why = "it did not start in time" if payload is None and worker.alive() else "it failed to start"
-            returncode = await self._stop(worker, terminate=True)
-            raise ProcessIsolationError(f"could not start a worker process: {why} ({describe_exit(returncode)})")
-        return worker
+        if payload is not None and pickle.loads(payload)[0] == "ready":
+            return worker
+        returncode = await self._stop(worker, terminate=True)
+        why = (f"it was not ready within {self.start_timeout:g} s" if scope.cancelled_caught
+               else f"it {describe_exit(returncode)} before it was ready (its error output is on stderr)")
+        raise ProcessIsolationError(f"could not start a worker process: {why}")
 
     async def _release(self, worker: _Worker) -> None:
         if len(self._idle) < self.max_idle and worker.alive():
