@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +112,32 @@ async def test_fence_is_in_the_default_pipeline_outside_process() -> None:
     out = await rt.call(ToolCall(name="fetch_page", arguments={"url": "https://a.example"}))
     assert out.content.startswith(f'<{FENCE_TAG} id="{out.meta["fence"]}" tool="fetch_page">')
     await rt.aclose()
+
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+CASES_FILE = SHARED / "data" / "security" / "prompt_injection_tag_escapes.json"
+
+
+def _payloads() -> list[Any]:
+    if not CASES_FILE.is_file():
+        return [pytest.param("", marks=pytest.mark.skip(reason=f"shared security data not found at {CASES_FILE}"))]
+    entries = json.loads(CASES_FILE.read_text(encoding="utf-8"))["entries"]
+    return [pytest.param(e["payload"], id=e["id"]) for e in entries if "payload" in e]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("payload", _payloads())
+async def test_truncation_inside_a_payload_keeps_the_notice_outside_the_fence(payload: str) -> None:
+    @tool(permission="readonly", trust="external", name="echo_page")
+    def echo_page(copies: int) -> str:
+        """Returns the payload several times."""
+        return ("report: " + payload + "\n") * copies
+
+    cut = max(20, len(payload) * 3 // 2)
+    rt = runtime(echo_page, limits=ResultLimits(max_chars=cut))
+    out = await rt.call(ToolCall(name="echo_page", arguments={"copies": 4}))
+    nonce = out.meta["fence"]
+    body, closing, after = out.content.rpartition(closing_delimiter(nonce))
+    assert closing and body.startswith(opening_delimiter(nonce, "echo_page"))
+    assert after.startswith("\n[toolrig: output truncated: ") and after.count("\n") == 1
+    assert "[toolrig: output truncated" not in body
