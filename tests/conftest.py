@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,11 @@ def shared_dir() -> Path:
     if not (SHARED / "data").is_dir():
         pytest.skip(f"shared data not found at {SHARED}")
     return SHARED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _audit_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Runtimes built with the default audit destination write to a temp file, not the user's data dir."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOOLRIG_AUDIT", str(tmp_path_factory.mktemp("audit") / "audit.db"))
+        yield
