@@ -195,3 +195,38 @@ def test_without_the_extras_telemetry_is_a_free_pass_through() -> None:
                           timeout=120, check=False, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3 False []"
+
+
+@pytest.mark.anyio
+async def test_breaker_gauge_follows_the_breaker_stage() -> None:
+    from toolrig.runtime import FakeClock
+    from toolrig.runtime.breaker import BreakerStage
+
+    healthy = {"now": False}
+
+    @tool(permission="readonly")
+    def flaky() -> str:
+        """Fails until told otherwise."""
+        if not healthy["now"]:
+            raise RuntimeError("down")
+        return "up"
+
+    registry = CollectorRegistry()
+    clock = FakeClock()
+    stages = [TelemetryStage(registry=registry, tracing=False), ResolveStage(), ValidateStage(),
+              BreakerStage(failure_threshold=2, recovery_time=30)]
+    rt = Runtime([flaky], stages=stages, clock=clock, audit=False)
+
+    def gauge() -> float | None:
+        return registry.get_sample_value("toolrig_circuit_breaker_state", {"tool": "flaky"})
+
+    await rt.call(ToolCall(name="flaky"))
+    await rt.call(ToolCall(name="flaky"))
+    assert gauge() == 2  # open after two failures
+    refused = await rt.call(ToolCall(name="flaky"))
+    assert refused.error is not None and refused.error.kind.value == "circuit_open" and gauge() == 2
+    clock.advance(31)
+    healthy["now"] = True
+    assert (await rt.call(ToolCall(name="flaky"))).ok
+    assert gauge() == 0  # the trial call closed it
+    await rt.aclose()

@@ -7,6 +7,10 @@ The span follows the GenAI conventions for tool execution (status: development):
 Arguments and results are opt-in (``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``),
 redacted. toolrig's own attributes use the ``toolrig.`` prefix.
 
+The breaker-state gauge follows what the breaker stage reports on outcomes (``meta["circuit"]``,
+or the state in a ``circuit_open`` error); a breaker may also call
+:func:`toolrig.telemetry.set_breaker_state` itself.
+
 Both parts are optional extras: without them (or with tracing not configured, i.e. no SDK
 tracer provider set) the stage passes the call through after one check.
 """
@@ -20,7 +24,7 @@ from toolrig.outcome import ErrorKind, ToolOutcome
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 from toolrig.runtime.chain import CallNext
 from toolrig.runtime.invocation import Invocation
-from toolrig.telemetry import UNKNOWN_TOOL, ToolMetrics, metrics_for, otel_available
+from toolrig.telemetry import BREAKER_STATES, UNKNOWN_TOOL, ToolMetrics, metrics_for, otel_available
 
 __all__ = ["TelemetryStage", "outcome_kind"]
 
@@ -37,6 +41,18 @@ def outcome_kind(outcome: ToolOutcome) -> str:
 def _tool_label(outcome: ToolOutcome) -> str:
     error = outcome.error
     return UNKNOWN_TOOL if error is not None and error.kind is ErrorKind.NOT_FOUND else outcome.name
+
+
+def _circuit_state(outcome: ToolOutcome) -> str | None:
+    """The breaker state the breaker stage reported on this outcome, if any.
+
+    It sets ``meta["circuit"]`` when a call changes or meets a non-healthy circuit, and a refusal
+    carries the state in its error details; a healthy closed circuit reports nothing.
+    """
+    state = outcome.meta.get("circuit")
+    if state is None and outcome.error is not None and outcome.error.kind is ErrorKind.CIRCUIT_OPEN:
+        state = outcome.error.details.get("state")
+    return state if isinstance(state, str) and state in BREAKER_STATES else None
 
 
 class TelemetryStage:
@@ -91,8 +107,13 @@ class TelemetryStage:
             outcome = await call_next(inv)
         else:
             outcome = await self._traced(tracer, inv, call_next)
-        if self.metrics is not None:
-            self.metrics.observe(_tool_label(outcome), outcome_kind(outcome), inv.elapsed_ms / 1000.0)
+        metrics = self.metrics
+        if metrics is not None:
+            tool = _tool_label(outcome)
+            metrics.observe(tool, outcome_kind(outcome), inv.elapsed_ms / 1000.0)
+            circuit = _circuit_state(outcome)
+            if circuit is not None:
+                metrics.set_breaker_state(tool, circuit)
         return outcome
 
     async def _traced(self, tracer: Any, inv: Invocation, call_next: CallNext) -> ToolOutcome:
