@@ -1,4 +1,9 @@
-"""From a Python signature to JSON Schema (draft 2020-12) and a validator, via pydantic's public API."""
+"""From a Python signature to JSON Schema (draft 2020-12) and a validator, via pydantic's public API.
+
+Simple signatures take the fast path in :mod:`toolrig._fastschema` (same schemas, no model
+class); the rest take :func:`general_function_schema`, which imports pydantic's main package
+only when first needed, so that ``import toolrig`` stays cheap.
+"""
 
 from __future__ import annotations
 
@@ -9,40 +14,55 @@ import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Annotated, Any, get_args, get_origin
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PydanticUserError,
-    TypeAdapter,
-    ValidationError,
-    create_model,
-)
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import PydanticSerializationError, core_schema
+from pydantic_core import PydanticSerializationError, ValidationError, core_schema
 
 from toolrig.context import INJECTED, CallContext
 from toolrig.docstrings import DocInfo, parse_docstring
 from toolrig.errors import ArgumentsError, DefinitionError
 
-__all__ = ["FunctionSchema", "ParamInfo", "ToolJsonSchema", "function_schema", "json_round_trips"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ConfigDict
+    from pydantic.fields import FieldInfo
+    from pydantic.json_schema import GenerateJsonSchema
 
-_ARGS_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, arbitrary_types_allowed=False)
+__all__ = [
+    "FunctionSchema",
+    "ParamInfo",
+    "ToolJsonSchema",  # noqa: F822 - served by __getattr__
+    "function_schema",
+    "general_function_schema",
+    "json_round_trips",
+]
+
+_ARGS_CONFIG: ConfigDict = {"extra": "forbid", "allow_inf_nan": False, "arbitrary_types_allowed": False}
 
 
-class ToolJsonSchema(GenerateJsonSchema):
-    """JSON Schema generator that leaves out pydantic's auto-generated property titles."""
+@cache
+def tool_json_schema() -> type[GenerateJsonSchema]:
+    """The :class:`ToolJsonSchema` generator class (pydantic's main package imported on first use)."""
+    from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+    class ToolJsonSchema(GenerateJsonSchema):
+        """JSON Schema generator that leaves out pydantic's auto-generated property titles."""
 
-    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
-        out = super().model_schema(schema)
-        return out
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+        def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+            out = super().model_schema(schema)
+            return out
+
+    ToolJsonSchema.__qualname__ = "ToolJsonSchema"
+    return ToolJsonSchema
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ToolJsonSchema":  # served lazily: defining it imports pydantic's main package
+        return tool_json_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +84,7 @@ class FunctionSchema:
 
     def __init__(self, *, description: str, doc: DocInfo, input_schema: dict[str, Any],
                  output_schema: dict[str, Any] | None, params: tuple[ParamInfo, ...],
-                 model: type[BaseModel]) -> None:
+                 model: type[BaseModel] | None) -> None:
         self.description = description
         self.doc = doc
         self.input_schema = input_schema
@@ -86,6 +106,7 @@ class FunctionSchema:
         Raises:
             ArgumentsError: with one entry per problem.
         """
+        assert self._model is not None, "a FunctionSchema without a model overrides validate()"
         try:
             instance = self._model.__pydantic_validator__.validate_python(arguments)
         except ValidationError as exc:
@@ -146,6 +167,8 @@ _FORBIDDEN_ORIGINS = (typing.Callable, type)
 
 
 def _check_llm_friendly(fn_name: str, pname: str, annotation: Any) -> None:
+    from pydantic.fields import FieldInfo
+
     origin = get_origin(annotation)
     if annotation is object or origin in _FORBIDDEN_ORIGINS or (
         origin is not None and getattr(origin, "__module__", "") == "collections.abc"
@@ -161,12 +184,17 @@ def _check_llm_friendly(fn_name: str, pname: str, annotation: Any) -> None:
 
 
 def _has_description(annotation: Any) -> bool:
+    from pydantic.fields import FieldInfo
+
     if get_origin(annotation) is Annotated:
         return any(isinstance(m, FieldInfo) and m.description for m in get_args(annotation)[1:])
     return False
 
 
 def _field_for(p: inspect.Parameter, annotation: Any, doc: DocInfo) -> tuple[Any, FieldInfo]:
+    from pydantic import Field
+    from pydantic.fields import FieldInfo
+
     default = ... if p.default is inspect.Parameter.empty else p.default
     info = default if isinstance(default, FieldInfo) else Field(default=default)
     desc = doc.params.get(p.name)
@@ -187,6 +215,35 @@ def _strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
 def function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
                     description: str | None = None, param_docs: Mapping[str, str] | None = None) -> FunctionSchema:
     """Build the schema and validator of ``fn``.
+
+    Simple signatures take the fast path (:mod:`toolrig._fastschema`); the result is the same
+    as :func:`general_function_schema`'s.
+
+    Args:
+        fn: the function (or bound/unbound method) to describe.
+        tool_name: name used in messages and for the argument model.
+        skip_first: skip the first parameter (``self`` of an unbound ``run``).
+        description: overrides the docstring description.
+        param_docs: parameter descriptions used where the docstring of ``fn`` has none.
+
+    Raises:
+        DefinitionError: *args/**kwargs, a missing or unsupported type, a duplicate wire name,
+            or a schema that does not round-trip through JSON.
+    """
+    from toolrig._fastschema import fast_function_schema
+
+    fast = fast_function_schema(fn, tool_name=tool_name, skip_first=skip_first, description=description,
+                                param_docs=param_docs)
+    if fast is not None:
+        return fast
+    return general_function_schema(fn, tool_name=tool_name, skip_first=skip_first, description=description,
+                                   param_docs=param_docs)
+
+
+def general_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
+                            description: str | None = None,
+                            param_docs: Mapping[str, str] | None = None) -> FunctionSchema:
+    """Build the schema and validator of ``fn`` through a pydantic model (any supported type).
 
     Args:
         fn: the function (or bound/unbound method) to describe.
@@ -319,6 +376,8 @@ def _check_defaults(tool_name: str, model: type[BaseModel], params: list[ParamIn
 
 
 def _build_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
+    from pydantic import PydanticUserError, create_model
+
     try:
         return create_model(f"{tool_name}_arguments", __config__=_ARGS_CONFIG, **fields)
     except (PydanticUserError, TypeError, ValueError) as exc:
@@ -326,8 +385,10 @@ def _build_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
 
 
 def _model_schema(tool_name: str, model: type[BaseModel]) -> dict[str, Any]:
+    from pydantic import PydanticUserError
+
     try:
-        schema = _strip_titles(model.model_json_schema(schema_generator=ToolJsonSchema))
+        schema = _strip_titles(model.model_json_schema(schema_generator=tool_json_schema()))
     except (PydanticUserError, TypeError, ValueError, PydanticSerializationError) as exc:
         raise DefinitionError(f"{tool_name}: cannot build a JSON Schema for the parameters: {exc}") from exc
     schema.setdefault("properties", {})
@@ -361,8 +422,10 @@ def _compute_output_schema(annotation: Any) -> dict[str, Any] | None:
 
     if annotation is ToolResult or annotation in (bytes, bytearray):
         return None
+    from pydantic import PydanticUserError, TypeAdapter
+
     try:
-        schema = TypeAdapter(annotation).json_schema(mode="serialization", schema_generator=ToolJsonSchema)
+        schema = TypeAdapter(annotation).json_schema(mode="serialization", schema_generator=tool_json_schema())
     except (PydanticUserError, TypeError, ValueError, PydanticSerializationError):
         return None
     schema.pop("title", None)

@@ -1,0 +1,328 @@
+"""A fast path from simple signatures to the same JSON Schema and validator as the general path.
+
+The general path (:func:`toolrig.schema.general_function_schema`) builds a pydantic model per
+tool and asks pydantic for its JSON Schema: correct for every type, but it costs about a
+millisecond and tens of KiB per tool, and it needs the ``pydantic`` main package. Most tool
+parameters are simple: ``str``, ``int``, ``float``, ``bool``, ``list[...]``, ``dict[str, ...]``,
+``Optional[...]``, ``Literal[...]`` and ``Annotated[..., Field(<constraints>)]``. For those this
+module writes the JSON Schema itself and builds the validator with the public
+``pydantic_core.core_schema`` API: the same core schema pydantic would build, without the model.
+
+Whatever it does not recognise makes :func:`fast_function_schema` return ``None`` and the
+caller takes the general path. ``tests/test_fastschema.py`` checks that both paths give equal
+schemas (key order included) and equal validation results and errors.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+import types
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
+
+from toolrig.docstrings import DocInfo, parse_docstring
+from toolrig.schema import FunctionSchema, ParamInfo, _is_injected, _output_schema, arguments_error
+
+__all__ = ["FastFunctionSchema", "fast_function_schema", "simple_type_hints"]
+
+_NONE = type(None)
+_EMPTY = inspect.Parameter.empty
+_VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+_CONFIG = cs.CoreConfig(allow_inf_nan=False)
+
+# JSON Schema type and core-schema factory of each scalar type.
+_SCALARS: dict[type, tuple[str, Callable[..., cs.CoreSchema]]] = {
+    str: ("string", cs.str_schema),
+    int: ("integer", cs.int_schema),
+    float: ("number", cs.float_schema),
+    bool: ("boolean", cs.bool_schema),
+}
+# Field constraint -> (JSON Schema keyword for numbers, for strings, for lists); None: not allowed.
+_CONSTRAINTS: dict[str, tuple[str | None, str | None, str | None]] = {
+    "ge": ("minimum", None, None),
+    "gt": ("exclusiveMinimum", None, None),
+    "le": ("maximum", None, None),
+    "lt": ("exclusiveMaximum", None, None),
+    "multiple_of": ("multipleOf", None, None),
+    "min_length": (None, "minLength", "minItems"),
+    "max_length": (None, "maxLength", "maxItems"),
+    "pattern": (None, "pattern", None),
+}
+
+Simple = tuple[dict[str, Any], Any]
+"""A recognised annotation: its JSON Schema (keys sorted as pydantic sorts them) and its core schema
+(a ``pydantic_core`` CoreSchema dict, typed loosely because it is read and extended by key here)."""
+
+_CODE: dict[str, types.CodeType] = {}
+
+
+# -- type hints ------------------------------------------------------------------------------------
+def simple_type_hints(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """``typing.get_type_hints(fn, include_extras=True)`` for a plain function, or None.
+
+    Annotation strings are compiled once per distinct text and evaluated in the function's
+    globals, as ``get_type_hints`` does; the evaluated values are only trusted when
+    :func:`_simple` (or the injected-parameter check) recognises them, and for those values
+    ``get_type_hints`` returns exactly what ``eval`` gives. None means "use get_type_hints".
+    """
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__"):
+        return None
+    globalns = fn.__globals__
+    hints: dict[str, Any] = {}
+    for name, annotation in fn.__annotations__.items():
+        value = annotation
+        if isinstance(annotation, str):
+            code = _CODE.get(annotation)
+            if code is None:
+                if annotation.startswith("*") or len(_CODE) > 4096:
+                    return None
+                try:
+                    code = _CODE[annotation] = compile(annotation, "<string>", "eval")
+                except SyntaxError:
+                    return None
+            try:
+                value = eval(code, globalns, globalns)
+            except Exception:
+                return None
+        hints[name] = _NONE if value is None else value
+    return hints
+
+
+# -- annotations -----------------------------------------------------------------------------------
+def _sorted(schema: dict[str, Any]) -> dict[str, Any]:
+    return {key: schema[key] for key in sorted(schema)}
+
+
+def _scalar(ann: Any) -> Simple | None:
+    entry = _SCALARS.get(ann) if type(ann) is type else None
+    if entry is None:
+        return None
+    return {"type": entry[0]}, entry[1]()
+
+
+def _literal(values: tuple[Any, ...]) -> Simple | None:
+    kind = type(values[0])
+    if kind not in _SCALARS or kind is float or any(type(v) is not kind for v in values):
+        return None
+    json_type = _SCALARS[kind][0]
+    body: dict[str, Any] = {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
+    return _sorted({**body, "type": json_type}), cs.literal_schema(list(values))
+
+
+def _generic(ann: Any, origin: Any) -> Simple | None:
+    args = get_args(ann)
+    if origin is list and len(args) == 1:
+        item = _simple(args[0])
+        return None if item is None else ({"items": item[0], "type": "array"}, cs.list_schema(item[1]))
+    if origin is dict and len(args) == 2 and args[0] is str:
+        value = _simple(args[1])
+        if value is None:
+            return None
+        return {"additionalProperties": value[0], "type": "object"}, cs.dict_schema(cs.str_schema(), value[1])
+    if (origin is Union or origin is types.UnionType) and len(args) == 2 and args[1] is _NONE:
+        inner = _simple(args[0])
+        return None if inner is None else ({"anyOf": [inner[0], {"type": "null"}]}, cs.nullable_schema(inner[1]))
+    if origin is Literal and args:
+        return _literal(args)
+    return None
+
+
+def _simple(ann: Any) -> Simple | None:
+    """JSON Schema and core schema of a recognised annotation without a description, else None."""
+    try:
+        found = _scalar(ann)
+    except TypeError:  # unhashable annotation
+        return None
+    if found is not None:
+        return found
+    origin = get_origin(ann)
+    if origin is None:
+        return None
+    if origin is Annotated:
+        constrained = _annotated(ann)
+        return None if constrained is None or constrained[1] is not None else constrained[0]
+    return _generic(ann, origin)
+
+
+def _field_constraints(info: Any) -> dict[str, Any] | None:
+    """The constraints of a ``Field(...)`` that sets nothing but a description and constraints."""
+    attributes_set = getattr(info, "_attributes_set", None)
+    if not isinstance(attributes_set, dict) or set(attributes_set) - {"description"}:
+        return None
+    import annotated_types as at
+
+    keys = {at.Ge: "ge", at.Gt: "gt", at.Le: "le", at.Lt: "lt", at.MultipleOf: "multiple_of",
+            at.MinLen: "min_length", at.MaxLen: "max_length"}
+    constraints: dict[str, Any] = {}
+    for item in info.metadata:
+        key = keys.get(type(item))
+        if key is not None:
+            value = getattr(item, key)
+        elif type(item).__name__ == "_PydanticGeneralMetadata" and list(vars(item)) == ["pattern"]:
+            key, value = "pattern", item.pattern
+        else:
+            return None
+        if key in constraints or type(value) not in (int, float, str) or (
+                type(value) is float and not math.isfinite(value)):
+            return None
+        constraints[key] = value
+    return constraints
+
+
+def _annotated(ann: Any) -> tuple[Simple, str | None] | None:
+    """``Annotated[base, Field(...)]`` with constraints on a scalar or list, and its description."""
+    fields_module = sys.modules.get("pydantic.fields")  # a FieldInfo exists only once that is imported
+    base, *meta = get_args(ann)
+    if fields_module is None or len(meta) != 1 or not isinstance(meta[0], fields_module.FieldInfo):
+        return None
+    constraints = _field_constraints(meta[0])
+    description = meta[0].description
+    if constraints is None or (description is not None and (type(description) is not str or not description)):
+        return None
+    inner = _simple(base)
+    if inner is None:
+        return None
+    json_schema, core = inner
+    column = 0 if core["type"] in ("int", "float") else 1 if core["type"] == "str" else 2
+    if constraints and core["type"] not in ("int", "float", "str", "list"):
+        return None
+    for key, value in constraints.items():
+        keyword = _CONSTRAINTS[key][column]
+        if keyword is None or (key == "pattern") != (type(value) is str):
+            return None
+        json_schema[keyword] = value
+        core[key] = value
+    return (_sorted(json_schema), core), description
+
+
+def _parameter(annotation: Any) -> tuple[Simple, str | None] | None:
+    if get_origin(annotation) is Annotated:
+        return _annotated(annotation)
+    found = _simple(annotation)
+    return None if found is None else (found, None)
+
+
+def _default_fits(default: Any, core: Any) -> bool:
+    """Defaults the fast path reproduces exactly: JSON scalars of the annotated type."""
+    kind = core["type"]
+    if kind == "nullable" and default is None:
+        return True
+    if kind == "nullable":
+        return _default_fits(default, core["schema"])
+    if kind == "literal":
+        return any(type(v) is type(default) and v == default for v in core["expected"])
+    if kind == "float":
+        return type(default) in (int, float) and math.isfinite(default)
+    return (kind, type(default)) in {("str", str), ("int", int), ("bool", bool)}
+
+
+def _property(simple: Simple, default: Any, description: str | None) -> dict[str, Any]:
+    json_schema = dict(simple[0])
+    if default is not _EMPTY:
+        json_schema["default"] = default
+    if description:
+        json_schema["description"] = description
+    return _sorted(json_schema)
+
+
+def _output(annotation: Any) -> dict[str, Any] | None:
+    found = _simple(annotation)
+    return dict(found[0]) if found is not None else _output_schema(annotation)
+
+
+# -- the schema ------------------------------------------------------------------------------------
+class FastFunctionSchema(FunctionSchema):
+    """A :class:`FunctionSchema` validated by a pydantic-core typed-dict validator (no model class).
+
+    Inputs that are not plain dicts (rare) are handed to the general path, built on first need,
+    so that every error reads exactly as it would there.
+    """
+
+    __slots__ = ("_general", "_origin", "_validator")
+
+    def __init__(self, *, validator: SchemaValidator, origin: tuple[Any, ...], **kwargs: Any) -> None:
+        super().__init__(model=None, **kwargs)
+        self._validator = validator
+        self._origin = origin
+        self._general: FunctionSchema | None = None
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        if type(arguments) is not dict:
+            return self.general().validate(arguments)
+        try:
+            values: dict[str, Any] = self._validator.validate_python(arguments)
+        except ValidationError as exc:
+            raise arguments_error(exc) from None
+        return values
+
+    def general(self) -> FunctionSchema:
+        """The same schema built by the general (pydantic model) path."""
+        if self._general is None:
+            from toolrig.schema import general_function_schema
+
+            fn, tool_name, skip_first, description, param_docs = self._origin
+            self._general = general_function_schema(fn, tool_name=tool_name, skip_first=skip_first,
+                                                    description=description, param_docs=param_docs)
+        return self._general
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
+                         description: str | None = None,
+                         param_docs: Mapping[str, str] | None = None) -> FastFunctionSchema | None:
+    """The schema of ``fn`` when every parameter is simple, else None (take the general path).
+
+    Arguments as for :func:`toolrig.schema.function_schema`. Never raises for a bad
+    signature: the general path reports it.
+    """
+    hints = simple_type_hints(fn)
+    sig = None if hints is None or getattr(fn, "__no_type_check__", False) else _signature(fn)
+    if hints is None or sig is None:
+        return None
+    doc = parse_docstring(fn.__doc__)
+    if param_docs:
+        doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
+    params: list[ParamInfo] = []
+    properties: dict[str, Any] = {}
+    fields: dict[str, cs.TypedDictField] = {}
+    required: list[str] = []
+    for i, p in enumerate(sig.parameters.values()):
+        if skip_first and i == 0:
+            continue
+        if p.kind in _VAR_KINDS or p.name not in hints:
+            return None
+        injected, annotation = _is_injected(hints[p.name])
+        params.append(ParamInfo(p.name, p.name, annotation, p.default, p.kind, injected=injected))
+        if injected:
+            continue
+        found = _parameter(annotation)
+        if found is None or (p.default is not _EMPTY and not _default_fits(p.default, found[0][1])):
+            return None
+        simple, field_description = found
+        properties[p.name] = _property(simple, p.default, field_description or doc.params.get(p.name))
+        if p.default is _EMPTY:
+            required.append(p.name)
+            fields[p.name] = cs.typed_dict_field(simple[1], required=True)
+        else:
+            fields[p.name] = cs.typed_dict_field(cs.with_default_schema(simple[1], default=p.default),
+                                                 required=False)
+    input_schema: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        input_schema["required"] = required
+    input_schema["type"] = "object"
+    validator = SchemaValidator(cs.typed_dict_schema(fields, extra_behavior="forbid", config=_CONFIG))
+    return FastFunctionSchema(
+        description=description if description is not None else doc.description, doc=doc,
+        input_schema=input_schema, output_schema=_output(hints.get("return", _EMPTY)), params=tuple(params),
+        validator=validator, origin=(fn, tool_name, skip_first, description, param_docs))
