@@ -7,6 +7,7 @@ import datetime
 import enum
 import json
 import sys
+import threading  # noqa: F401  (used by annotations written as source text)
 import typing
 import uuid  # noqa: F401  (used by annotations written as source text)
 from typing import Annotated, Any, Literal, Optional, Union  # noqa: F401  (idem)
@@ -274,6 +275,10 @@ class LaterModel(BaseModel):
     q: int
 
 
+class NotAModel:
+    """A plain class: pydantic cannot validate it from JSON."""
+
+
 # -- definition errors ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("source", "words"), [
@@ -300,6 +305,12 @@ class LaterModel(BaseModel):
     ("def f(a: int = Field(1, alias='b'), b: int = 2) -> None:\n    '''D.'''",
      "parameters 'a' and 'b' both appear to the model as 'b'"),
     ("def f(x: int) -> None:\n    pass", "tool 'f' has no description: add a docstring or pass description=..."),
+    ("def f(y: int, x: threading.Lock) -> None:\n    '''D.'''",
+     "parameter 'x' has type <built-in function allocate_lock>, which cannot be described as JSON Schema"),
+    ("def f(x: NotAModel) -> None:\n    '''D.'''", "parameter 'x' has type <class 'test_schema.NotAModel'>, "
+     "which cannot be described as JSON Schema (Unable to generate pydantic-core schema for <class "
+     "'test_schema.NotAModel'>); use JSON-like types: str, int, float, bool, None, list, dict, Literal, Enum, "
+     "TypedDict, dataclasses or pydantic models"),
 ])
 def test_definition_errors_say_what_to_change(source: str, words: str) -> None:
     ns = dict(globals())

@@ -381,7 +381,24 @@ def _build_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
     try:
         return create_model(f"{tool_name}_arguments", __config__=_ARGS_CONFIG, **fields)
     except (PydanticUserError, TypeError, ValueError) as exc:
-        raise DefinitionError(f"{tool_name}: unsupported parameter type: {exc}") from exc
+        raise _unsupported(tool_name, fields, exc) from exc
+
+
+def _unsupported(tool_name: str, fields: dict[str, Any], exc: Exception) -> DefinitionError:
+    """Name the parameter whose type cannot be described, with the first sentence of pydantic's reason."""
+    from pydantic import TypeAdapter
+
+    reason = str(exc).split("\n", 1)[0].split(". ", 1)[0]
+    for annotation, _info in fields.values():
+        base, alias, *_ = get_args(annotation)  # Annotated[base, Field(alias=<parameter name>), ...]
+        try:
+            TypeAdapter(base)
+        except Exception:
+            return DefinitionError(
+                f"{tool_name}: parameter {alias.alias!r} has type {base!r}, which cannot be described as JSON "
+                f"Schema ({reason}); use JSON-like types: str, int, float, bool, None, list, dict, Literal, "
+                "Enum, TypedDict, dataclasses or pydantic models")
+    return DefinitionError(f"{tool_name}: unsupported parameter type: {exc}")
 
 
 def _model_schema(tool_name: str, model: type[BaseModel]) -> dict[str, Any]:
