@@ -141,3 +141,24 @@ async def test_long_arguments_are_counted_by_digest() -> None:
     assert "loop_warning" in outcomes[1].meta
     assert outcomes[2].error is not None and outcomes[2].error.kind is ErrorKind.LOOP_DETECTED
     assert other.ok and "loop_warning" not in other.meta
+
+
+def test_loop_note_for_external_tools_goes_after_the_fence() -> None:
+    import anyio as _anyio
+
+    from toolrig import ToolCall as _Call
+    from toolrig import tool as _tool
+    from toolrig.runtime import Runtime as _Runtime
+
+    @_tool(permission="readonly", trust="external")
+    def fetch_page(url: str) -> str:
+        """Fetch a page."""
+        return "page text"
+
+    rt = _Runtime([fetch_page], audit=False)
+    outs = [_anyio.run(rt.call, _Call(name="fetch_page", arguments={"url": "u"})) for _ in range(3)]
+    last = outs[-1]
+    assert last.ok and "loop_warning" in last.meta
+    closing = last.content.index("</external_tool_result")
+    assert "[note: this is call 3" in last.content[closing:]
+    assert "[note:" not in last.content[:closing]

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime.chain import CallNext
 from toolrig.runtime.invocation import Invocation
+from toolrig.spec import Trust
 from toolrig.state.access import StateAccess
 from toolrig.state.base import StateBackend, StateUnavailable
 from toolrig.state.keys import canonical_arguments, digest
@@ -73,8 +74,12 @@ class LoopGuardStage:
                 f"{self.window:g} seconds; repeating it will not give a different answer. Change the arguments "
                 f"or the approach: the same call will be refused from repeat {self.block_after} on.]")
         warning = {"count": count, "window": self.window, "block_after": self.block_after}
+        meta = {**outcome.meta, "loop_warning": warning}
+        if spec.trust is Trust.EXTERNAL:  # the fence stage puts notices after its closing delimiter
+            meta["notices"] = (*meta.get("notices", ()), note)
+            return outcome.derive(meta=meta)
         content = f"{outcome.content}\n\n{note}" if outcome.content else note
-        return outcome.derive(content=content, meta={**outcome.meta, "loop_warning": warning})
+        return outcome.derive(content=content, meta=meta)
 
     def _blocked(self, inv: Invocation, count: int) -> ToolOutcome:
         message = (f"loop detected: {inv.name} was called {count} times with the same arguments within "
