@@ -613,3 +613,19 @@ def test_schema_tool_validation_only_ever_raises_arguments_error(arguments: Any)
     else:
         assert isinstance(values["query"], str)
         assert set(values) <= {"query", "limit", "exact"}
+
+
+def test_tool_subclass_with_types_local_to_a_function() -> None:
+    from pydantic import BaseModel
+
+    class Query(BaseModel):
+        text: str
+
+    class Find(Tool):
+        """Find things."""
+
+        def run(self, query: Query, limit: int = 3) -> list[Query]:
+            return [query] * limit
+
+    assert Find.spec.input_schema["properties"]["query"] == {"$ref": "#/$defs/Query"}
+    assert Find().invoke_sync(Find().validate({"query": {"text": "a"}, "limit": 1})) == [Query(text="a")]

@@ -94,3 +94,19 @@ def test_importing_toolrig_does_not_import_mcp_or_provider_sdks() -> None:
             "print(sorted(m for m in ('mcp', 'openai', 'anthropic', 'google.genai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_exception_tree() -> None:
+    t = toolrig
+    assert issubclass(t.DefinitionError, t.ToolrigError) and issubclass(t.DefinitionError, TypeError)
+    assert issubclass(t.ArgumentsError, t.ToolrigError) and issubclass(t.ArgumentsError, ValueError)
+    assert issubclass(t.ToolNotFoundError, t.RegistryError) and issubclass(t.ToolNotFoundError, KeyError)
+    assert issubclass(t.VersionConflictError, t.RegistryError)
+    assert issubclass(t.ToolsetConflictError, t.ToolrigError)
+    assert issubclass(t.ModelRetry, t.ToolFailure) and t.ModelRetry.retryable
+    assert issubclass(t.RateLimitedError, t.TransientError) and issubclass(t.TransientError, t.ToolFailure)
+    assert t.ToolFailure.retryable is False
+    assert str(t.ToolNotFoundError("no tool 'x'")) == "no tool 'x'"  # not quoted like a KeyError
+    assert t.RateLimitedError(retry_after=2.5).retry_after == 2.5
+    assert t.ArgumentsError("bad", [{"loc": ["a"], "msg": "m", "type": "t"}]).errors == [
+        {"loc": ["a"], "msg": "m", "type": "t"}]
