@@ -629,3 +629,21 @@ def test_tool_subclass_with_types_local_to_a_function() -> None:
 
     assert Find.spec.input_schema["properties"]["query"] == {"$ref": "#/$defs/Query"}
     assert Find().invoke_sync(Find().validate({"query": {"text": "a"}, "limit": 1})) == [Query(text="a")]
+
+
+def test_schema_tool_invoke_sync_calls_a_sync_handler_directly() -> None:
+    import threading
+
+    from toolrig import CallContext, current_context, schema_tool
+
+    seen: dict[str, object] = {}
+
+    def handler(args: dict[str, object]) -> object:
+        seen["thread"] = threading.current_thread()
+        seen["user"] = current_context().user
+        return args["n"]
+
+    t2 = schema_tool(name="n_tool2", description="Echo n.", input_schema={
+        "type": "object", "properties": {"n": {"type": "integer"}}}, handler=handler)
+    assert t2.invoke_sync({"n": 3}, CallContext(user="ann")) == 3
+    assert seen == {"thread": threading.current_thread(), "user": "ann"}

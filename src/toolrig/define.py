@@ -468,6 +468,21 @@ class SchemaTool(BaseTool):
                 result = await result
         return result
 
+    def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
+        if self.handler is None or self.is_async:
+            return super().invoke_sync(values, ctx)
+        ctx = ctx if ctx is not None else current_context()
+        with use_context(ctx):
+            result = self.handler(dict(values), ctx) if self._pass_ctx else self.handler(dict(values))
+        if inspect.isawaitable(result):  # a sync callable that returned an awaitable after all
+            import anyio
+
+            async def wait() -> Any:
+                return await result
+
+            return anyio.run(wait)
+        return result
+
 
 def _never_valid(value: Any) -> bool:
     return False
