@@ -100,7 +100,12 @@ class CallContext:
 
     def derive(self, **changes: Any) -> CallContext:
         """A copy with some fields changed (contexts are never mutated)."""
-        return replace(self, **changes)
+        if type(self) is not CallContext or not changes.keys() <= _PLAIN_FIELDS:
+            return replace(self, **changes)
+        # Only fields that __post_init__ leaves alone: copy the already-private state at once.
+        new = object.__new__(CallContext)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -130,6 +135,9 @@ class CallContext:
         raise InjectionError(
             f"injected parameter {name!r} has no value: pass it in CallContext(state={{{name!r}: ...}})"
         )
+
+
+_PLAIN_FIELDS = frozenset(f.name for f in fields(CallContext)) - {"roles", "state", "metadata"}
 
 
 def _make_context(kwargs: dict[str, Any]) -> CallContext:

@@ -39,8 +39,9 @@ def build_chain(stages: Sequence[Stage], terminal: CallNext) -> CallNext:
 
 
 def _bind(stage: Stage, call_next: CallNext) -> CallNext:
-    async def run(inv: Invocation) -> ToolOutcome:
-        return await stage(inv, call_next)
+    # A plain function handing back the stage's coroutine: one coroutine frame per stage, not two.
+    def run(inv: Invocation) -> Awaitable[ToolOutcome]:
+        return stage(inv, call_next)
 
     run.__qualname__ = f"stage[{stage.name}]"
     return run

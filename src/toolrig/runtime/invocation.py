@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from toolrig.calls import ToolCall
@@ -46,9 +46,22 @@ class Invocation:
     attempt: int = 1
     started: float = field(default_factory=time.perf_counter)
 
+    @classmethod
+    def start(cls, call: ToolCall, context: CallContext, services: Services) -> Invocation:
+        """A new invocation of ``call`` (the same as the constructor, without its per-field overhead)."""
+        inv = _new(cls)
+        inv.__dict__.update(_DEFAULTS, call=call, context=context, services=services, started=time.perf_counter())
+        return inv
+
     def derive(self, **changes: Any) -> Invocation:
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+        """A copy with some fields changed (as ``dataclasses.replace``, at a fraction of its cost)."""
+        if not changes.keys() <= _FIELDS:
+            return replace(self, **changes)  # raises the usual TypeError for an unknown field
+        new = _new(type(self))
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return new
 
     @property
     def name(self) -> str:
@@ -59,3 +72,8 @@ class Invocation:
     def elapsed_ms(self) -> float:
         """Milliseconds since the call entered the runtime."""
         return (time.perf_counter() - self.started) * 1000.0
+
+
+_new = object.__new__
+_FIELDS = frozenset(f.name for f in fields(Invocation))
+_DEFAULTS = {f.name: f.default for f in fields(Invocation) if f.default is not MISSING}

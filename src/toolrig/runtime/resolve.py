@@ -48,7 +48,8 @@ class ResolveStage:
                 ToolError.of(ErrorKind.NOT_FOUND, f"tool {requested!r} {what}.{hint}", suggestions=close),
                 repairs=repairs,
             )
-        outcome = await call_next(inv.derive(tool=tool, repairs=repairs,
-                                             context=inv.context.derive(tool_name=tool.spec.name)))
+        spec = tool.spec
+        context = inv.context if inv.context.tool_name == spec.name else inv.context.derive(tool_name=spec.name)
+        outcome = await call_next(inv.derive(tool=tool, repairs=repairs, context=context))
         tool.state.record(inv.elapsed_ms, ok=outcome.ok)
-        return outcome.derive(meta={**outcome.meta, "version": tool.spec.version})
+        return outcome.derive(meta={**outcome.meta, "version": spec.version})

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from toolrig.calls import ToolCall
-from toolrig.context import CallContext
+from toolrig.context import EMPTY_CONTEXT, CallContext
 from toolrig.define import BaseTool
 from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime.chain import CallNext, Stage, build_chain
@@ -67,8 +67,8 @@ class Runtime:
     # -- calls ----------------------------------------------------------------------------------
     async def call(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
         """Run one call through the pipeline; the outcome is structured, whatever happens."""
-        ctx = (context or CallContext()).derive(call_id=call.id, tool_name=call.name)
-        inv = Invocation(call=call, context=ctx, services=self.services)
+        ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
+        inv = Invocation.start(call, ctx, self.services)
         outcome: ToolOutcome | None = None
         with anyio.CancelScope() as scope:
             self._scopes[call.id] = scope
