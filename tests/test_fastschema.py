@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from toolrig import CallContext, Injected, tool
-from toolrig._fastschema import FastFunctionSchema, fast_function_schema, simple_type_hints
+from toolrig._fastschema import FastFunctionSchema, fast_function_schema
 from toolrig.errors import ArgumentsError
 from toolrig.schema import FunctionSchema, function_schema, general_function_schema
 
 NAMESPACE: dict[str, Any] = {
-    "Annotated": Annotated, "Any": Any, "Literal": Literal, "Optional": Optional, "Field": Field,
+    "Annotated": Annotated, "Any": Any, "Literal": Literal, "Optional": Optional, "Union": Union, "Field": Field,
     "Injected": Injected, "CallContext": CallContext, "BaseModel": BaseModel,
 }
 
@@ -33,7 +33,7 @@ def make(source: str, *, future: bool = True) -> Any:
     """Define a function from source, with or without postponed (string) annotations."""
     namespace = dict(NAMESPACE)
     header = "from __future__ import annotations\n" if future else ""
-    exec(compile(header + textwrap.dedent(source), "<generated>", "exec"), namespace)
+    exec(compile(header + textwrap.dedent(source), "<generated>", "exec", dont_inherit=True), namespace)
     return next(v for k, v in namespace.items() if k.startswith("f_") and callable(v))
 
 
@@ -189,14 +189,25 @@ def test_non_dict_input_reads_as_on_the_general_path() -> None:
     assert fast.general() is fast.general()
 
 
-def test_simple_type_hints_match_get_type_hints() -> None:
-    import typing
+def test_equal_annotations_in_another_order_are_not_confused() -> None:
+    # typing says Literal['a', 'b'] == Literal['b', 'a'] and Union[None, int] == Optional[int]
+    first = make("def f_x(a: Literal['a', 'b'] = 'a', b: Optional[int] = None) -> str:\n    '''One.'''", future=False)
+    second = make("def f_y(a: Literal['b', 'a'] = 'a', b: Union[None, int] = None) -> str:\n    '''Two.'''",
+                  future=False)
+    assert_same(first)
+    assert fast_function_schema(second, tool_name="t") is None or assert_same(second)
+    assert function_schema(second, tool_name="t").input_schema == general_function_schema(
+        second, tool_name="t").input_schema
+    assert json.dumps(function_schema(second, tool_name="t").input_schema) == json.dumps(
+        general_function_schema(second, tool_name="t").input_schema)
 
-    fn = make(SUPPORTED[5])
-    assert simple_type_hints(fn) == typing.get_type_hints(fn, include_extras=True) or all(
-        repr(a) == repr(b) for a, b in zip(simple_type_hints(fn).values(),  # type: ignore[union-attr]
-                                           typing.get_type_hints(fn, include_extras=True).values(), strict=True))
-    assert simple_type_hints(len) is None
+
+def test_zero_defaults_keep_their_sign() -> None:
+    plus = make("def f_x(a: float = 0.0) -> str:\n    '''Plus.'''")
+    minus = make("def f_y(a: float = -0.0) -> str:\n    '''Minus.'''")
+    assert_same(plus)
+    fast = assert_same(minus)
+    assert str(fast.validate({})["a"]) == "-0.0"
 
 
 # -- generated signatures --------------------------------------------------------------------------

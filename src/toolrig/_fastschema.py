@@ -20,20 +20,24 @@ import math
 import sys
 import types
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
+from toolrig._fasthints import plain_parameters, plain_type_hints
 from toolrig.docstrings import DocInfo, parse_docstring
 from toolrig.schema import FunctionSchema, ParamInfo, _is_injected, _output_schema, arguments_error
+from toolrig.spec import FrozenDict, FrozenList, freeze
 
-__all__ = ["FastFunctionSchema", "fast_function_schema", "simple_type_hints"]
+__all__ = ["FastFunctionSchema", "fast_function_schema"]
 
 _NONE = type(None)
 _EMPTY = inspect.Parameter.empty
 _VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 _CONFIG = cs.CoreConfig(allow_inf_nan=False)
+_CACHE_SIZE = 4096
 
 # JSON Schema type and core-schema factory of each scalar type.
 _SCALARS: dict[type, tuple[str, Callable[..., cs.CoreSchema]]] = {
@@ -57,40 +61,6 @@ _CONSTRAINTS: dict[str, tuple[str | None, str | None, str | None]] = {
 Simple = tuple[dict[str, Any], Any]
 """A recognised annotation: its JSON Schema (keys sorted as pydantic sorts them) and its core schema
 (a ``pydantic_core`` CoreSchema dict, typed loosely because it is read and extended by key here)."""
-
-_CODE: dict[str, types.CodeType] = {}
-
-
-# -- type hints ------------------------------------------------------------------------------------
-def simple_type_hints(fn: Callable[..., Any]) -> dict[str, Any] | None:
-    """``typing.get_type_hints(fn, include_extras=True)`` for a plain function, or None.
-
-    Annotation strings are compiled once per distinct text and evaluated in the function's
-    globals, as ``get_type_hints`` does; the evaluated values are only trusted when
-    :func:`_simple` (or the injected-parameter check) recognises them, and for those values
-    ``get_type_hints`` returns exactly what ``eval`` gives. None means "use get_type_hints".
-    """
-    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__"):
-        return None
-    globalns = fn.__globals__
-    hints: dict[str, Any] = {}
-    for name, annotation in fn.__annotations__.items():
-        value = annotation
-        if isinstance(annotation, str):
-            code = _CODE.get(annotation)
-            if code is None:
-                if annotation.startswith("*") or len(_CODE) > 4096:
-                    return None
-                try:
-                    code = _CODE[annotation] = compile(annotation, "<string>", "eval")
-                except SyntaxError:
-                    return None
-            try:
-                value = eval(code, globalns, globalns)
-            except Exception:
-                return None
-        hints[name] = _NONE if value is None else value
-    return hints
 
 
 # -- annotations -----------------------------------------------------------------------------------
@@ -200,11 +170,72 @@ def _annotated(ann: Any) -> tuple[Simple, str | None] | None:
     return (_sorted(json_schema), core), description
 
 
-def _parameter(annotation: Any) -> tuple[Simple, str | None] | None:
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A recognised parameter annotation, computed once and shared by every tool that uses it.
+
+    Attributes:
+        json: its JSON Schema (frozen, keys sorted), without default and description.
+        core: its core schema.
+        description: the ``Field(description=...)`` of a top-level ``Annotated``.
+        required: the typed-dict field of a parameter without a default.
+    """
+
+    json: FrozenDict
+    core: Any
+    description: str | None
+    required: Any
+
+
+# annotation -> (that annotation, its kind). Typing's equality ignores order (Literal['a', 'b']
+# == Literal['b', 'a']) where the schema does not, so a hit counts only if _same() agrees.
+_KINDS: dict[Any, tuple[Any, _Kind | None]] = {}
+# (id of a kind, type and repr of a default) -> (that kind, the typed-dict field)
+_DEFAULTED: dict[tuple[int, type, str], tuple[_Kind, Any]] = {}
+
+
+def _new_kind(annotation: Any) -> _Kind | None:
+    description = None
     if get_origin(annotation) is Annotated:
-        return _annotated(annotation)
-    found = _simple(annotation)
-    return None if found is None else (found, None)
+        found = _annotated(annotation)
+        simple, description = (None, None) if found is None else found
+    else:
+        simple = _simple(annotation)
+    if simple is None:
+        return None
+    return _Kind(freeze(simple[0]), simple[1], description, cs.typed_dict_field(simple[1], required=True))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two annotations are the same in order and identity of their parts, not just equal."""
+    if a is b:
+        return True
+    origin = get_origin(a)
+    if type(a) is not type(b) or origin is None or origin is not get_origin(b):
+        return False
+    args_a, args_b = get_args(a), get_args(b)
+    if len(args_a) != len(args_b):
+        return False
+    if origin is Literal:
+        return all(type(x) is type(y) and x == y for x, y in zip(args_a, args_b, strict=True))
+    if origin is Annotated:
+        return _same(args_a[0], args_b[0]) and all(x is y for x, y in zip(args_a[1:], args_b[1:], strict=True))
+    return all(_same(x, y) for x, y in zip(args_a, args_b, strict=True))
+
+
+def _kind(annotation: Any) -> _Kind | None:
+    try:
+        entry = _KINDS.get(annotation)
+    except TypeError:  # unhashable annotation
+        return _new_kind(annotation)
+    if entry is not None and _same(annotation, entry[0]):
+        return entry[1]
+    kind = _new_kind(annotation)
+    if entry is None:
+        if len(_KINDS) >= _CACHE_SIZE:
+            _KINDS.clear()
+        _KINDS[annotation] = (annotation, kind)
+    return kind
 
 
 def _default_fits(default: Any, core: Any) -> bool:
@@ -221,24 +252,44 @@ def _default_fits(default: Any, core: Any) -> bool:
     return (kind, type(default)) in {("str", str), ("int", int), ("bool", bool)}
 
 
-def _property(simple: Simple, default: Any, description: str | None) -> dict[str, Any]:
-    json_schema = dict(simple[0])
+def _defaulted(kind: _Kind, default: Any) -> Any:
+    """The typed-dict field of a parameter with a default (shared between equal defaults).
+
+    The entry holds the kind, so its id is not reused while the entry exists; the repr tells
+    defaults apart that compare equal (0.0 and -0.0).
+    """
+    key = (id(kind), type(default), repr(default))
+    entry = _DEFAULTED.get(key)
+    if entry is not None:
+        return entry[1]
+    field = cs.typed_dict_field(cs.with_default_schema(kind.core, default=default), required=False)
+    if len(_DEFAULTED) >= _CACHE_SIZE:
+        _DEFAULTED.clear()
+    _DEFAULTED[key] = (kind, field)
+    return field
+
+
+def _property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
+    if default is _EMPTY and not description:
+        return kind.json
+    json_schema = dict(kind.json)
     if default is not _EMPTY:
         json_schema["default"] = default
     if description:
         json_schema["description"] = description
-    return _sorted(json_schema)
+    return FrozenDict(_sorted(json_schema))
 
 
-def _output(annotation: Any) -> dict[str, Any] | None:
-    found = _simple(annotation)
-    return dict(found[0]) if found is not None else _output_schema(annotation)
+def _output(annotation: Any) -> Any:
+    kind = _kind(annotation) if get_origin(annotation) is not Annotated else None
+    return kind.json if kind is not None else _output_schema(annotation)
 
 
 # -- the schema ------------------------------------------------------------------------------------
 class FastFunctionSchema(FunctionSchema):
     """A :class:`FunctionSchema` validated by a pydantic-core typed-dict validator (no model class).
 
+    Its schemas are frozen (read-only dicts and lists, as in :class:`~toolrig.spec.ToolSpec`).
     Inputs that are not plain dicts (rare) are handed to the general path, built on first need,
     so that every error reads exactly as it would there.
     """
@@ -271,11 +322,52 @@ class FastFunctionSchema(FunctionSchema):
         return self._general
 
 
-def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
+def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]] | None:
+    found = plain_parameters(fn)
+    if found is not None:
+        return found
     try:
-        return inspect.signature(fn)
+        sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+    return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
+
+
+class _Builder:
+    """Collects the properties, validator fields and parameter records of one signature."""
+
+    __slots__ = ("doc", "fields", "params", "properties", "required")
+
+    def __init__(self, doc: DocInfo) -> None:
+        self.doc = doc
+        self.params: list[ParamInfo] = []
+        self.properties: dict[str, FrozenDict] = {}
+        self.fields: dict[str, Any] = {}
+        self.required: list[str] = []
+
+    def add(self, name: str, kind_: Any, default: Any, hint: Any) -> bool:
+        """Add one parameter; False when the fast path cannot describe it."""
+        injected, annotation = _is_injected(hint)
+        self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=injected))
+        if injected:
+            return True
+        kind = _kind(annotation)
+        if kind is None or (default is not _EMPTY and not _default_fits(default, kind.core)):
+            return False
+        self.properties[name] = _property(kind, default, kind.description or self.doc.params.get(name))
+        if default is _EMPTY:
+            self.required.append(name)
+            self.fields[name] = kind.required
+        else:
+            self.fields[name] = _defaulted(kind, default)
+        return True
+
+    def input_schema(self) -> FrozenDict:
+        schema: dict[str, Any] = {"additionalProperties": False, "properties": FrozenDict(self.properties)}
+        if self.required:
+            schema["required"] = FrozenList(self.required)
+        schema["type"] = "object"
+        return FrozenDict(schema)
 
 
 def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
@@ -286,43 +378,20 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
     Arguments as for :func:`toolrig.schema.function_schema`. Never raises for a bad
     signature: the general path reports it.
     """
-    hints = simple_type_hints(fn)
-    sig = None if hints is None or getattr(fn, "__no_type_check__", False) else _signature(fn)
-    if hints is None or sig is None:
+    hints = plain_type_hints(fn)
+    parameters = None if hints is None else _parameters(fn)
+    if hints is None or parameters is None:
         return None
     doc = parse_docstring(fn.__doc__)
     if param_docs:
         doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
-    params: list[ParamInfo] = []
-    properties: dict[str, Any] = {}
-    fields: dict[str, cs.TypedDictField] = {}
-    required: list[str] = []
-    for i, p in enumerate(sig.parameters.values()):
-        if skip_first and i == 0:
-            continue
-        if p.kind in _VAR_KINDS or p.name not in hints:
+    builder = _Builder(doc)
+    for name, kind_, default in parameters[1:] if skip_first else parameters:
+        if kind_ in _VAR_KINDS or name not in hints or not builder.add(name, kind_, default, hints[name]):
             return None
-        injected, annotation = _is_injected(hints[p.name])
-        params.append(ParamInfo(p.name, p.name, annotation, p.default, p.kind, injected=injected))
-        if injected:
-            continue
-        found = _parameter(annotation)
-        if found is None or (p.default is not _EMPTY and not _default_fits(p.default, found[0][1])):
-            return None
-        simple, field_description = found
-        properties[p.name] = _property(simple, p.default, field_description or doc.params.get(p.name))
-        if p.default is _EMPTY:
-            required.append(p.name)
-            fields[p.name] = cs.typed_dict_field(simple[1], required=True)
-        else:
-            fields[p.name] = cs.typed_dict_field(cs.with_default_schema(simple[1], default=p.default),
-                                                 required=False)
-    input_schema: dict[str, Any] = {"additionalProperties": False, "properties": properties}
-    if required:
-        input_schema["required"] = required
-    input_schema["type"] = "object"
-    validator = SchemaValidator(cs.typed_dict_schema(fields, extra_behavior="forbid", config=_CONFIG))
+    validator = SchemaValidator(cs.typed_dict_schema(builder.fields, extra_behavior="forbid", config=_CONFIG))
     return FastFunctionSchema(
         description=description if description is not None else doc.description, doc=doc,
-        input_schema=input_schema, output_schema=_output(hints.get("return", _EMPTY)), params=tuple(params),
-        validator=validator, origin=(fn, tool_name, skip_first, description, param_docs))
+        input_schema=builder.input_schema(), output_schema=_output(hints.get("return", _EMPTY)),
+        params=tuple(builder.params), validator=validator,
+        origin=(fn, tool_name, skip_first, description, param_docs))

@@ -307,10 +307,10 @@ def _method_kind(fn: Callable[..., Any]) -> str | None:
     if not inspect.isfunction(fn):
         return None
     outer = fn.__qualname__.split(".")[-2:-1]
-    first = next(iter(inspect.signature(fn).parameters), None)
-    if not outer or outer[0] == "<locals>" or first not in ("self", "cls"):
+    if not outer or outer[0] == "<locals>":  # checked first: a signature costs more
         return None
-    return first
+    first = next(iter(inspect.signature(fn).parameters), None)
+    return first if first in ("self", "cls") else None
 
 
 def _check_not_generator(name: str, fn: Callable[..., Any]) -> None:

@@ -223,7 +223,12 @@ class FrozenList(list[Any]):
 
 
 def freeze(value: Any) -> Any:
-    """Deep read-only copy of JSON-like data (dicts and lists stay dicts and lists)."""
+    """Deep read-only copy of JSON-like data (dicts and lists stay dicts and lists).
+
+    Data that is frozen already (made by this function) is returned as is: it cannot change.
+    """
+    if type(value) is FrozenDict or type(value) is FrozenList:
+        return value
     if isinstance(value, Mapping):
         return FrozenDict({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
