@@ -55,11 +55,7 @@ def test_other_callables_are_declined() -> None:
     def wrapped(*args: Any, **kwargs: Any) -> int:
         return base(*args, **kwargs)
 
-    class Holder:
-        def method(self, a: int) -> int:
-            return a
-
-    for fn in (wrapped, Holder().method, len, functools.partial(base, 1)):
+    for fn in (wrapped, len, functools.partial(base, 1), [].append):
         assert plain_parameters(fn) is None
         assert plain_type_hints(fn) is None
     assert plain_parameters(define("def f(*args): pass")) is None
@@ -67,6 +63,25 @@ def test_other_callables_are_declined() -> None:
     signed = define("def f(a): pass")
     signed.__signature__ = inspect.Signature()
     assert plain_parameters(signed) is None
+
+
+def test_bound_methods_match_inspect_and_typing() -> None:
+    class Holder:
+        def method(self, a: int, /, b: str = "x", *, c: bool = False) -> int:
+            return a
+
+        @classmethod
+        def make(cls, size: float) -> None:
+            return None
+
+        def odd(*args: int) -> None:
+            return None
+
+    for method in (Holder().method, Holder.make):
+        expected = [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
+        assert plain_parameters(method) == expected
+        assert plain_type_hints(method) == typing.get_type_hints(method, include_extras=True)
+    assert plain_parameters(Holder().odd) is None
 
 
 def test_unresolvable_hints_are_declined() -> None:

@@ -110,6 +110,21 @@ def test_fast_path_for_unbound_run_method() -> None:
     assert [p.name for p in fast.params] == ["a", "b"]
 
 
+def test_fast_path_for_bound_methods() -> None:
+    class Holder:
+        def lookup(self, key: str, limit: int = 3) -> list[str]:
+            """Look a key up.
+
+            Args:
+                key: The key.
+            """
+            return [key] * limit
+
+    fast = assert_same(Holder().lookup)
+    assert [p.name for p in fast.params] == ["key", "limit"]
+    assert tool(Holder().lookup).validate({"key": "k"}) == {"key": "k", "limit": 3}
+
+
 def test_param_docs_fill_missing_descriptions() -> None:
     fn = make("def f_x(a: int, b: str) -> int:\n    '''Doc.\n\n    Args:\n        a: From the docstring.\n    '''")
     fast = assert_same(fn, param_docs={"a": "ignored", "b": "From param_docs"})

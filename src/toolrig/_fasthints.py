@@ -1,7 +1,8 @@
 """Cheap stand-ins for ``inspect.signature`` and ``typing.get_type_hints`` on plain functions.
 
-Both return None whenever the function is not a plain ``def`` (decorated with ``__wrapped__``,
-given a ``__signature__``, a method, a builtin ...); the caller then uses the standard functions.
+Both accept a plain ``def`` or a method bound to one, and return None for anything else
+(decorated with ``__wrapped__``, given a ``__signature__``, a builtin ...); the caller then uses
+the standard functions.
 """
 
 from __future__ import annotations
@@ -39,8 +40,14 @@ def _plain(fn: Callable[..., Any]) -> bool:
 def plain_parameters(fn: Callable[..., Any]) -> list[Parameter] | None:
     """The parameters of a plain function without ``*args`` / ``**kwargs``, read from its code.
 
-    The same names, kinds and defaults, in the same order, as ``inspect.signature(fn)``.
+    The same names, kinds and defaults, in the same order, as ``inspect.signature(fn)``
+    (which leaves out the first parameter of a bound method).
     """
+    if type(fn) is types.MethodType:
+        found = plain_parameters(fn.__func__)
+        if not found or found[0][1] not in (_POSITIONAL_ONLY, _POSITIONAL_OR_KEYWORD):
+            return None  # inspect reports such odd methods itself
+        return found[1:]
     if not _plain(fn):
         return None
     code = fn.__code__
@@ -107,6 +114,8 @@ def plain_type_hints(fn: Callable[..., Any]) -> dict[str, Any] | None:
     ``Literal``, ``Annotated``) ``get_type_hints`` returns exactly that value; any other value
     makes the fast path decline, so the difference never shows.
     """
+    if type(fn) is types.MethodType:  # a bound method has the hints of its function
+        fn = fn.__func__
     if not _plain(fn) or getattr(fn, "__no_type_check__", False):
         return None
     globalns = fn.__globals__
