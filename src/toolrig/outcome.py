@@ -85,7 +85,8 @@ class ToolOutcome:
     @classmethod
     def success(cls, call_id: str, name: str, result: ToolResult, **kw: Any) -> ToolOutcome:
         """A successful outcome whose content defaults to the result's text."""
-        kw.setdefault("content", result.text)
+        if "content" not in kw:  # not setdefault: rendering the parts costs more than the rest
+            kw["content"] = result.text
         return cls._make(call_id=call_id, name=name, ok=not result.is_error, result=result, **kw)
 
     @classmethod

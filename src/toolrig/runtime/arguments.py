@@ -61,21 +61,28 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def loads_strict(text: str, limits: ArgumentLimits = DEFAULT_LIMITS) -> Any:
     """``json.loads`` with size and depth caps checked first and non-finite numbers rejected.
 
     Raises:
         ArgumentsError: too large, too deep, NaN/Infinity/overflowing numbers, or not JSON.
     """
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_bytes:
-        raise ArgumentsError(f"arguments are {size} bytes, over the limit of {limits.max_bytes}",
-                             [{"loc": [], "msg": "too large", "type": "too_large"}])
-    if json_depth(text) > limits.max_depth:
+    # Cheap bounds first: at most 4 bytes per character, and nesting never exceeds the bracket count.
+    if len(text) * 4 > limits.max_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limits.max_bytes:
+            raise ArgumentsError(f"arguments are {size} bytes, over the limit of {limits.max_bytes}",
+                                 [{"loc": [], "msg": "too large", "type": "too_large"}])
+    if text.count("[") + text.count("{") > limits.max_depth and json_depth(text) > limits.max_depth:
         raise ArgumentsError(f"arguments nest deeper than {limits.max_depth} levels",
                              [{"loc": [], "msg": "too deep", "type": "too_deep"}])
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        if text.startswith("\ufeff"):  # json.loads has its own error for a byte-order mark
+            return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})",
                              [{"loc": [], "msg": exc.msg, "type": "json_invalid"}]) from None
@@ -113,11 +120,15 @@ def parse_arguments(raw: Mapping[str, Any] | str, limits: ArgumentLimits = DEFAU
         ArgumentsError: as :func:`loads_strict`, or when the value is not an object.
     """
     if isinstance(raw, str):
-        value = {} if not raw.strip() else loads_strict(raw, limits)
+        value = {} if not raw or raw.isspace() else loads_strict(raw, limits)
+        # loads_strict already enforced depth and finite numbers; only the key cap is left, and no
+        # object can break it when the whole text has no more colons than the cap allows.
+        checked = raw.count(":") <= limits.max_keys
     else:
-        value = dict(raw)
+        value, checked = dict(raw), False
     if not isinstance(value, dict):
         raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}",
                              [{"loc": [], "msg": "not an object", "type": "object_type"}])
-    check_value(value, limits)
+    if not checked:
+        check_value(value, limits)
     return value

@@ -151,6 +151,33 @@ def repair_arguments(raw: Mapping[str, Any] | str, schema: Mapping[str, Any],
     return value, repairs
 
 
+_Plan = tuple[Mapping[str, Any], frozenset[str], frozenset[str]]
+"""Per schema: the schema itself, its property names, and those whose string value repair may parse."""
+
+
+def _plan(schema: Mapping[str, Any]) -> _Plan:
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        return schema, frozenset(), frozenset()
+    parsed = frozenset(k for k, sub in props.items() if isinstance(sub, Mapping)
+                       and "string" not in (types := _property_types(sub, schema)) and types & {"object", "array"})
+    return schema, frozenset(props), parsed
+
+
+def _needs_no_repair(value: dict[str, Any], props: frozenset[str], parsed: frozenset[str]) -> bool:
+    """True when :func:`repair_arguments` would return ``value`` unchanged with no repairs (cheap check)."""
+    nested = False
+    for key, item in value.items():
+        if key not in props or item is None:
+            return False
+        if isinstance(item, str):
+            if key in parsed:
+                return False
+        elif isinstance(item, dict | list):
+            nested = True
+    return not (nested and _contains_none(value))
+
+
 def _contains_none(value: Any) -> bool:
     stack = [value]
     while stack:
@@ -177,15 +204,31 @@ class RepairStage:
     def __init__(self, *, strict: bool = False, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
         self.strict = strict
         self.limits = limits
+        self._plans: dict[str, _Plan] = {}
+
+    def _repair(self, raw: Mapping[str, Any] | str, schema: Mapping[str, Any], name: str
+                ) -> tuple[dict[str, Any], list[str]]:
+        # Fast path: well-formed arguments that repair would leave alone are parsed strictly, once.
+        plan = self._plans.get(name)
+        if plan is None or plan[0] is not schema:
+            plan = self._plans[name] = _plan(schema)
+        try:
+            value = parse_arguments(raw, self.limits)
+        except ArgumentsError:
+            value = None
+        if value is not None and _needs_no_repair(value, plan[1], plan[2]):
+            return value, []
+        return repair_arguments(raw, schema, self.limits)
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None
         repairs: list[str] = []
+        spec = inv.tool.spec
         try:
-            if self.strict or inv.tool.spec.metadata.get("strict_arguments"):
+            if self.strict or spec.metadata.get("strict_arguments"):
                 args = parse_arguments(inv.call.arguments, self.limits)
             else:
-                args, repairs = repair_arguments(inv.call.arguments, inv.tool.spec.input_schema, self.limits)
+                args, repairs = self._repair(inv.call.arguments, spec.input_schema, spec.name)
         except ArgumentsError as exc:
             return invalid(inv, f"invalid arguments for {inv.name}: {exc}", errors=exc.errors)
         if repairs:
