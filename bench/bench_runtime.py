@@ -1,0 +1,339 @@
+"""Per-call overhead of toolrig's runtime, side by side with its peers doing their own validate-and-invoke.
+
+Run: ``uv run --all-extras python bench/bench_runtime.py`` (see bench/README.md).
+
+Every subject (see ``_runtime_peers.py``) runs the same trivial tool ``add(a, b)`` from the JSON
+argument string a model sends, many times in ONE event loop. Subjects take turns batch by batch
+(the starting subject rotates each round), so a busy machine slows all of them alike; each
+number is the median over the rounds, after a warm-up. "Overhead" is a subject's time per call
+minus the bare function call's. Every call has different arguments (the loop guard never fires,
+no cache is involved) and every batch checks the tool's answer of its last call.
+
+Also measured: ``Runtime.call_many`` throughput on 1,000 calls, how long the event loop stalls
+while slow plain-``def`` tools run, and (``--stages``) the marginal cost of each default stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib.metadata
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _runtime_peers import (
+    PEERS,
+    TOOLRIG,
+    VARIANTS,
+    Subject,
+    bare,
+    pydantic_ai,
+    pydantic_ai_floor,
+    tool_fn,
+    toolrig_default,
+    toolrig_minimal,
+    toolrig_prepare,
+    toolrig_value,
+)
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+REFERENCE = "pydantic_ai.handle_call"
+ELSEWHERE_US = {  # measured on another machine for the same tool (the acceptance text of the issue)
+    "async": {"pydantic_ai.handle_call": 25, "openai_agents.on_invoke_tool": 19, "mcp.call_tool": 20,
+              "smolagents.execute_tool_call": 45, "langchain.ainvoke": 270, "pydantic_ai.floor": 6},
+    "def": {"pydantic_ai.handle_call": 196, "mcp.call_tool": 177, "openai_agents.on_invoke_tool": 151},
+}
+_counter = 0
+
+
+def arguments(n: int) -> list[str]:
+    """``n`` JSON argument strings, never repeated within a run."""
+    global _counter
+    out = [json.dumps({"a": _counter + i, "b": 2}) for i in range(n)]
+    _counter += n
+    return out
+
+
+async def _loop_async(call: Callable[[Any], Any], inputs: list[Any]) -> Any:
+    last = None
+    for item in inputs:
+        last = await call(item)
+    return last
+
+
+def _loop_sync(call: Callable[[Any], Any], inputs: list[Any]) -> Any:
+    last = None
+    for item in inputs:
+        last = call(item)
+    return last
+
+
+async def batch(subject: Subject, n: int) -> tuple[float, float]:
+    """Run ``n`` calls; return (wall µs per call, process CPU µs per call including background work)."""
+    args = arguments(n)
+    inputs = subject.prepare(args)
+    gc.collect()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    last = await _loop_async(subject.call, inputs) if subject.awaits else _loop_sync(subject.call, inputs)
+    t1 = time.perf_counter()
+    if subject.drain is not None:
+        subject.drain()
+    cpu1 = time.process_time()
+    expected = json.loads(args[-1])["a"] + 2
+    if subject.value(last) != expected:
+        raise AssertionError(f"{subject.key}: wrong answer {last!r}, expected {expected}")
+    return (t1 - t0) / n * 1e6, (cpu1 - cpu0) / n * 1e6
+
+
+async def compare(subjects: list[Subject], n: int, rounds: int, warmup: int) -> dict[str, dict[str, Any]]:
+    """Round-robin batches over ``subjects``; medians per subject."""
+    for s in subjects:
+        await batch(s, warmup)
+    walls: dict[str, list[float]] = {s.key: [] for s in subjects}
+    cpus: dict[str, list[float]] = {s.key: [] for s in subjects}
+    for r in range(rounds):
+        for s in subjects[r % len(subjects):] + subjects[:r % len(subjects)]:
+            wall, cpu = await batch(s, n)
+            walls[s.key].append(wall)
+            cpus[s.key].append(cpu)
+    return {s.key: {"label": s.label, "note": s.note, "median_us": statistics.median(walls[s.key]),
+                    "min_us": min(walls[s.key]), "cpu_us": statistics.median(cpus[s.key]),
+                    "batches_us": [round(w, 3) for w in walls[s.key]]} for s in subjects}
+
+
+async def per_call(variant: str, n: int, rounds: int, warmup: int, peers: bool) -> dict[str, dict[str, Any]]:
+    """Per-call time of every subject for one tool variant, with overhead and ratio to pydantic-ai."""
+    subjects = [bare(variant), pydantic_ai_floor(variant)]
+    for make in (PEERS if peers else []) + TOOLRIG:
+        subjects.append(await make(variant))
+    try:
+        results = await compare(subjects, n, rounds, warmup)
+    finally:
+        for s in subjects:
+            if s.close is not None:
+                await s.close()
+    zero = results["bare"]["median_us"]
+    ref = results.get(REFERENCE)
+    for r in results.values():
+        r["overhead_us"] = r["median_us"] - zero
+        r["vs_pydantic_ai"] = r["overhead_us"] / (ref["median_us"] - zero) if ref else None
+    return results
+
+
+async def call_many(n_calls: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Throughput of ``Runtime.call_many`` on ``n_calls`` calls (and pydantic-ai tasks for reference)."""
+    from toolrig.calls import ToolCall
+
+    cases: list[tuple[str, Callable[[], Awaitable[Subject]], dict[str, Any]]] = [
+        ("toolrig.default async, max_concurrency=8", lambda: toolrig_default("async"), {}),
+        ("toolrig.default async, max_concurrency=None", lambda: toolrig_default("async"),
+         {"max_concurrency": None}),
+        ("toolrig.minimal async, max_concurrency=8", lambda: toolrig_minimal("async"), {}),
+        ("toolrig.default def, max_concurrency=8", lambda: toolrig_default("def"), {}),
+    ]
+    out: dict[str, dict[str, float]] = {}
+    for label, make, kwargs in cases:
+        subject = await make()
+        runtime = subject.extra["runtime"]
+        times = []
+        for _ in range(rounds + 1):
+            calls = [ToolCall(name="add", arguments=s, id=f"call_{i}") for i, s in enumerate(arguments(n_calls))]
+            gc.collect()
+            t0 = time.perf_counter()
+            outcomes = await runtime.call_many(calls, **kwargs)
+            times.append(time.perf_counter() - t0)
+            assert all(o.ok for o in outcomes) and len(outcomes) == n_calls, label
+            if subject.drain is not None:
+                subject.drain()
+        assert subject.close is not None
+        await subject.close()
+        wall = statistics.median(times[1:])
+        out[label] = {"calls_per_s": n_calls / wall, "us_per_call": wall / n_calls * 1e6}
+    ref = await pydantic_ai("async")
+    times = []
+    for _ in range(rounds + 1):
+        parts = ref.prepare(arguments(n_calls))
+        t0 = time.perf_counter()
+        await asyncio.gather(*(ref.call(p) for p in parts))
+        times.append(time.perf_counter() - t0)
+    wall = statistics.median(times[1:])
+    out["pydantic-ai handle_call x asyncio.gather (reference)"] = {
+        "calls_per_s": n_calls / wall, "us_per_call": wall / n_calls * 1e6}
+    return out
+
+
+async def loop_stall(calls: int = 8, sleep_s: float = 0.02) -> dict[str, float]:
+    """Longest event-loop stall while ``calls`` slow ``def`` tools (``time.sleep``) run concurrently."""
+    from toolrig import tool
+    from toolrig.calls import ToolCall
+    from toolrig.runtime import Runtime, minimal_stages
+
+    def slow(x: int) -> int:
+        """Block the calling thread for a while."""
+        time.sleep(sleep_s)
+        return x
+
+    out = {}
+    for label, kwargs in (("default", {"audit": False}), ("minimal", {"stages": minimal_stages()})):
+        runtime = Runtime([tool(slow)], **kwargs)
+        worst, running = 0.0, True
+
+        async def ticker() -> None:
+            nonlocal worst
+            while running:
+                t0 = time.perf_counter()
+                await asyncio.sleep(0.001)
+                worst = max(worst, time.perf_counter() - t0 - 0.001)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0.01)
+        outcomes = await runtime.call_many([ToolCall(name="slow", arguments={"x": i}) for i in range(calls)])
+        running = False
+        await task
+        await runtime.aclose()
+        assert all(o.ok for o in outcomes)
+        out[label] = worst * 1000
+    return out
+
+
+async def stage_costs(n: int, rounds: int, warmup: int) -> dict[str, float]:
+    """Marginal cost of each default stage (async tool): default pipeline minus the pipeline without it."""
+    import tempfile
+
+    from toolrig import tool
+    from toolrig.runtime import Runtime, default_stages, remove_stage
+
+    folder = tempfile.mkdtemp(prefix="toolrig-bench-stages-")
+    full = default_stages(audit=os.path.join(folder, "full.sqlite"))
+    names = [s.name for s in full if s.name not in ("resolve", "validate")]
+    subjects = []
+    for name in ["(none)", *names]:
+        stages = default_stages(audit=os.path.join(folder, f"{name}.sqlite"))
+        runtime = Runtime([tool(tool_fn("async"))], stages=stages if name == "(none)" else remove_stage(stages, name))
+        subjects.append(Subject(name, name, toolrig_prepare, runtime.call, toolrig_value, close=runtime.aclose))
+    try:
+        results = await compare(subjects, n, rounds, warmup)
+    finally:
+        for s in subjects:
+            assert s.close is not None
+            await s.close()
+    base = results["(none)"]["median_us"]
+    return {name: base - results[name]["median_us"] for name in names}
+
+
+# -- report -------------------------------------------------------------------------------------------
+def _row(r: dict[str, Any]) -> str:
+    ratio = f"{r['vs_pydantic_ai']:.2f}x" if r.get("vs_pydantic_ai") is not None else "-"
+    label = r["label"] + (" *" if r["note"] else "")
+    return f"  {label:<52} {r['median_us']:>9.1f} {r['overhead_us']:>11.1f} {ratio:>9} {r['cpu_us']:>9.1f}"
+
+
+def print_report(data: dict[str, Any]) -> None:
+    """The tables, then the summary line last."""
+    meta = data["meta"]
+    print(f"toolrig runtime benchmark: {meta['calls']:,} calls per batch, median of {meta['rounds']} batches, "
+          f"Python {meta['python']}, {meta['cpus']} CPU(s)")
+    notes = {}
+    for variant, results in data["per_call"].items():
+        print(f"\n{variant} tool{'':<47} µs/call  overhead µs  vs p-ai  CPU µs")
+        for r in results.values():
+            print(_row(r))
+            if r["note"]:
+                notes[r["label"]] = r["note"]
+    for label, note in notes.items():
+        print(f"  * {label}: {note}")
+    print(f"\ncall_many, {meta['many_calls']:,} calls per batch{'':<26} calls/s   µs/call")
+    for label, r in data["call_many"].items():
+        print(f"  {label:<60} {r['calls_per_s']:>9,.0f} {r['us_per_call']:>9.1f}")
+    stall = data["loop_stall_ms"]
+    print(f"\nlongest event-loop stall while 8 def tools sleep 20 ms each: default pipeline {stall['default']:.1f} ms, "
+          f"minimal pipeline (inline) {stall['minimal']:.1f} ms")
+    if data.get("stages"):
+        print("\nmarginal cost of each default stage, µs/call (noisy; negative means below the noise):")
+        print("  " + ", ".join(f"{k} {v:.1f}" for k, v in data["stages"].items()))
+    print()
+    print(summary(data))
+
+
+def summary(data: dict[str, Any]) -> str:
+    """One line: toolrig against the targets of the issue."""
+    a, d = data["per_call"]["async"], data["per_call"].get("def", {})
+    full, mini, floor = a["toolrig.default"], a["toolrig.minimal"], a["pydantic_ai.floor"]
+    parts = [f"toolrig default pipeline (audit on) {full['overhead_us']:.1f} µs/call over a bare call"]
+    if REFERENCE in a:
+        ref = a[REFERENCE]["overhead_us"]
+        verdict = "below" if full["overhead_us"] < ref else "ABOVE"
+        parts[0] += f" vs pydantic-ai handle_call {ref:.1f} µs ({full['overhead_us'] / ref:.2f}x, {verdict} target)"
+    ratio = mini["overhead_us"] / floor["overhead_us"]
+    parts.append(f"minimal {mini['overhead_us']:.1f} µs = {ratio:.2f}x the {floor['overhead_us']:.1f} µs "
+                 f"validation floor ({'within' if ratio <= 2 else 'OVER'} 2x)")
+    if "toolrig.default" in d:
+        v = d["toolrig.default"]["overhead_us"]
+        parts.append(f"def tool {v:.0f} µs ({'within' if v <= 150 else 'OVER'} 150 µs)")
+    many = data["call_many"].get("toolrig.default async, max_concurrency=8")
+    if many:
+        parts.append(f"call_many {many['calls_per_s']:,.0f} calls/s")
+    return "SUMMARY: " + "; ".join(parts)
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for dist in ("toolrig", "pydantic", "pydantic-core", "pydantic-ai-slim", "openai-agents", "mcp", "smolagents",
+                 "langchain-core", "anyio"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement, as one JSON-friendly dict."""
+    data: dict[str, Any] = {"meta": {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": platform.python_version(),
+        "platform": platform.platform(), "cpus": os.cpu_count(), "calls": args.calls, "rounds": args.rounds,
+        "warmup": args.warmup, "many_calls": args.many, "versions": _versions(), "measured_elsewhere_us": ELSEWHERE_US,
+    }, "per_call": {}}
+    for variant in args.variants:
+        data["per_call"][variant] = await per_call(variant, args.calls, args.rounds, args.warmup, not args.no_peers)
+    data["call_many"] = await call_many(args.many, max(3, args.rounds // 2))
+    data["loop_stall_ms"] = await loop_stall()
+    if args.stages:
+        data["stages"] = await stage_costs(args.calls, args.rounds, args.warmup)
+    return data
+
+
+def main() -> None:
+    """Parse options, measure, print, save."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000, help="calls per batch (default 2000)")
+    parser.add_argument("--rounds", type=int, default=9, help="batches per subject (default 9)")
+    parser.add_argument("--warmup", type=int, default=500, help="warm-up calls per subject (default 500)")
+    parser.add_argument("--many", type=int, default=1000, help="calls per call_many batch (default 1000)")
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--no-peers", action="store_true", help="toolrig and the references only")
+    parser.add_argument("--stages", action="store_true", help="also measure each default stage's marginal cost")
+    parser.add_argument("--quick", action="store_true", help="small batches, for a smoke run")
+    args = parser.parse_args()
+    if args.quick:
+        args.calls, args.rounds, args.warmup = 300, 3, 100
+    data = asyncio.run(run(args))
+    RESULTS_DIR.mkdir(exist_ok=True)
+    text = json.dumps(data, indent=2)
+    (RESULTS_DIR / f"runtime-{time.strftime('%Y%m%d-%H%M%S')}.json").write_text(text, encoding="utf-8")
+    (RESULTS_DIR / "runtime-latest.json").write_text(text, encoding="utf-8")
+    print_report(data)
+
+
+if __name__ == "__main__":
+    main()
