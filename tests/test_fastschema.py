@@ -157,6 +157,8 @@ UNSUPPORTED = [
     "def f_16(a: Annotated[int, Field(ge=1), Field(le=3)]) -> str:\n    '''Two fields.'''",
     "def f_17(a: Annotated[int, Field(strict=True)]) -> str:\n    '''Strict.'''",
     "def f_18(ctx: CallContext | None = None) -> str:\n    '''Not an injected context.'''",
+    "def f_19(a: Annotated[str, Field(pattern='(')]) -> str:\n    '''A pattern that does not compile.'''",
+    "def f_20(a: Annotated[str, Field(pattern='(?=a)b')]) -> str:\n    '''A look-ahead pattern.'''",
 ]
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import SchemaError, SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
 from toolrig._fasthints import plain_parameters, plain_type_hints
@@ -41,21 +41,15 @@ _CACHE_SIZE = 4096
 
 # JSON Schema type and core-schema factory of each scalar type.
 _SCALARS: dict[type, tuple[str, Callable[..., cs.CoreSchema]]] = {
-    str: ("string", cs.str_schema),
-    int: ("integer", cs.int_schema),
-    float: ("number", cs.float_schema),
-    bool: ("boolean", cs.bool_schema),
+    str: ("string", cs.str_schema), int: ("integer", cs.int_schema),
+    float: ("number", cs.float_schema), bool: ("boolean", cs.bool_schema),
 }
 # Field constraint -> (JSON Schema keyword for numbers, for strings, for lists); None: not allowed.
 _CONSTRAINTS: dict[str, tuple[str | None, str | None, str | None]] = {
-    "ge": ("minimum", None, None),
-    "gt": ("exclusiveMinimum", None, None),
-    "le": ("maximum", None, None),
-    "lt": ("exclusiveMaximum", None, None),
-    "multiple_of": ("multipleOf", None, None),
-    "min_length": (None, "minLength", "minItems"),
-    "max_length": (None, "maxLength", "maxItems"),
-    "pattern": (None, "pattern", None),
+    "ge": ("minimum", None, None), "gt": ("exclusiveMinimum", None, None),
+    "le": ("maximum", None, None), "lt": ("exclusiveMaximum", None, None),
+    "multiple_of": ("multipleOf", None, None), "pattern": (None, "pattern", None),
+    "min_length": (None, "minLength", "minItems"), "max_length": (None, "maxLength", "maxItems"),
 }
 
 Simple = tuple[dict[str, Any], Any]
@@ -389,7 +383,10 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
     for name, kind_, default in parameters[1:] if skip_first else parameters:
         if kind_ in _VAR_KINDS or name not in hints or not builder.add(name, kind_, default, hints[name]):
             return None
-    validator = SchemaValidator(cs.typed_dict_schema(builder.fields, extra_behavior="forbid", config=_CONFIG))
+    try:
+        validator = SchemaValidator(cs.typed_dict_schema(builder.fields, extra_behavior="forbid", config=_CONFIG))
+    except SchemaError:  # e.g. a pattern the regex engine refuses: the general path reports it
+        return None
     return FastFunctionSchema(
         description=description if description is not None else doc.description, doc=doc,
         input_schema=builder.input_schema(), output_schema=_output(hints.get("return", _EMPTY)),
