@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import sys
 import time
@@ -135,6 +136,15 @@ def _time_export(tools: list[Any], repeats: int = 5) -> dict[str, Any]:
 
 
 # -- worker: one measurement in this (fresh) interpreter ----------------------------------------------
+def _rss_bytes() -> int:
+    """Resident set size of this process (Linux), 0 where /proc is missing."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
 def _define_all(define: Define, fns: list[Callable[..., Any]]) -> tuple[list[Any], list[str]]:
     tools, failures = [], []
     for fn in fns:
@@ -154,6 +164,11 @@ def worker(framework: str, mode: str, functions: Path) -> dict[str, Any]:
     if mode == "first":  # ... but are measured here: import + first tool, lazy imports included
         return {"first_ms": (time.perf_counter() - start) * 1000}
     gc.collect()
+    if mode == "rss":  # resident memory, Rust-side allocations included (no tracemalloc running)
+        before = _rss_bytes()
+        tools, failures = _define_all(define, fns)
+        gc.collect()
+        return {"rss_bytes_per_tool": (_rss_bytes() - before) / max(1, len(tools))}
     if mode == "memory":
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
@@ -184,6 +199,7 @@ def measure(framework: str, functions: Path, runs: int, import_runs: int) -> dic
     if errors:
         return {"framework": framework, "error": errors[0]}
     mem = run_json([*base, "--mode", "memory"])
+    rss = run_json([*base, "--mode", "rss"])
     firsts = [run_json([*base, "--mode", "first"]) for _ in range(import_runs)]
     result: dict[str, Any] = {
         "framework": framework,
@@ -191,6 +207,7 @@ def measure(framework: str, functions: Path, runs: int, import_runs: int) -> dic
         "us_per_tool_runs": [round(r["us_per_tool"], 1) for r in timed],
         "wall_us_per_tool": statistics.median(r["wall_us_per_tool"] for r in timed),
         "kib_per_tool": mem["bytes_per_tool"] / 1024 if "bytes_per_tool" in mem else None,
+        "rss_kib_per_tool": rss["rss_bytes_per_tool"] / 1024 if rss.get("rss_bytes_per_tool") else None,
         "ok": timed[0]["ok"], "failed": timed[0]["failed"], "failures": timed[0]["failures"],
         "import_ms": cold_import_ms(FRAMEWORKS[framework][1], import_runs),
         "first_tool_ms": statistics.median(r["first_ms"] for r in firsts) if all("first_ms" in r for r in firsts)
@@ -213,22 +230,23 @@ def report(results: list[dict[str, Any]], count: int) -> str:
 
     base = next((r for r in results if r["framework"] == "toolrig" and "error" not in r), {})
     table = Table(title=f"Define {count:,} six-parameter tools (definition + JSON Schema + validator)")
-    for col in ("framework", "µs/tool", "× toolrig", "wall µs", "KiB/tool", "× toolrig", "import ms", "× toolrig",
-                "import+1st ms", "failed"):
+    for col in ("framework", "µs/tool", "× toolrig", "wall µs", "KiB/tool", "× toolrig", "RSS KiB", "import ms",
+                "× toolrig", "import+1st ms", "failed"):
         table.add_column(col, justify="left" if col == "framework" else "right")
     for r in results:
         if "error" in r:
-            table.add_row(r["framework"], f"[red]error: {r['error'][:80]}[/red]", *[""] * 8)
+            table.add_row(r["framework"], f"[red]error: {r['error'][:80]}[/red]", *[""] * 9)
             continue
         table.add_row(r["framework"], _fmt(r["us_per_tool"]), ratio(r["us_per_tool"], base.get("us_per_tool")),
                       _fmt(r["wall_us_per_tool"]),
                       _fmt(r["kib_per_tool"], 1), ratio(r["kib_per_tool"], base.get("kib_per_tool")),
-                      _fmt(r["import_ms"]), ratio(r["import_ms"], base.get("import_ms")), _fmt(r["first_tool_ms"]),
+                      _fmt(r["rss_kib_per_tool"], 1), _fmt(r["import_ms"]), ratio(r["import_ms"], base.get("import_ms")), _fmt(r["first_tool_ms"]),
                       str(r["failed"]))
     console = Console(width=140)
     console.print("µs/tool: CPU time of definition + JSON Schema + validator (median of fresh-process passes); "
                   "wall µs: the same in wall time. KiB/tool: Python heap kept per tool (tracemalloc; memory "
-                  "that pydantic-core's Rust side allocates is not traced, for any framework). import+1st: "
+                  "that pydantic-core's Rust side allocates is not traced, for any framework); RSS KiB: growth "
+                  "of resident memory per tool, Rust side included (coarse: pages). import+1st: "
                   "import the framework and define the first tool, in a process that already imported pydantic.")
     console.print(table)
     for r in results:
