@@ -6,6 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -160,3 +161,33 @@ def test_use_context_sets_and_restores() -> None:
             with pytest.raises(RuntimeError):
                 manager.__enter__()
         assert current_context() is outer
+
+
+@pytest.mark.anyio
+async def test_call_many_keeps_order_and_limit_with_workers() -> None:
+    from toolrig.runtime import Runtime
+
+    running, peak = 0, 0
+
+    @tool
+    async def slow(i: int) -> int:
+        """Yield a few times, counting how many calls run at once."""
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        for _ in range(3):
+            await anyio.sleep(0)
+        running -= 1
+        return i
+
+    rt = Runtime([slow], audit=False)
+    calls = [ToolCall(name="slow", arguments={"i": i}) for i in range(50)]
+    for limit, expected_peak in ((3, 3), (None, 50), (100, 50)):
+        peak = 0
+        outcomes = await rt.call_many(calls, max_concurrency=limit)
+        assert [o.structured for o in outcomes] == list(range(50))
+        assert peak == expected_peak
+    assert await rt.call_many([]) == [] and await rt.call_many([], max_concurrency=None) == []
+    with pytest.raises(ValueError):
+        await rt.call_many(calls, max_concurrency=-1)
+    await rt.aclose()

@@ -96,17 +96,27 @@ class Runtime:
 
     async def call_many(self, calls: Sequence[ToolCall], context: CallContext | None = None, *,
                         max_concurrency: int | None = 8) -> list[ToolOutcome]:
-        """Run a model's parallel tool calls; outcomes come back in the same order."""
-        results: list[ToolOutcome | None] = [None] * len(calls)
-        limiter = anyio.CapacityLimiter(max_concurrency or max(1, len(calls)))
+        """Run a model's parallel tool calls; outcomes come back in the same order.
 
-        async def one(i: int, call: ToolCall) -> None:
-            async with limiter:
+        At most ``max_concurrency`` calls run at once (None: all of them), started in order by
+        that many worker tasks.
+
+        Raises:
+            ValueError: ``max_concurrency`` is below 1.
+        """
+        results: list[ToolOutcome | None] = [None] * len(calls)
+        pending = iter(enumerate(calls))  # calls start in order, at most max_concurrency at a time
+
+        async def worker() -> None:
+            for i, call in pending:
                 results[i] = await self.call(call, context)
 
+        limit = max_concurrency or max(1, len(calls))
+        if limit < 1:
+            raise ValueError("max_concurrency must be at least 1 (or None for no limit)")
         async with anyio.create_task_group() as tg:
-            for i, call in enumerate(calls):
-                tg.start_soon(one, i, call)
+            for _ in range(len(calls) if limit >= len(calls) else int(limit)):
+                tg.start_soon(worker)
         return [r for r in results if r is not None]
 
     def call_sync(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
