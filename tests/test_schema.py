@@ -417,3 +417,15 @@ def test_every_value_the_schema_allows_is_accepted(annotation: str, fragment: di
         assert set(t.validate({"x": value})) == {"x"}
 
     check()
+
+
+def test_a_pattern_the_validator_cannot_compile_is_a_definition_error() -> None:
+
+
+    from toolrig import DefinitionError, tool
+
+    with pytest.raises(DefinitionError, match="look-around"):
+        @tool
+        def lookahead(a: Annotated[str, Field(pattern="(?=x)a")]) -> str:
+            """Uses a pattern with look-ahead."""
+            return a

@@ -377,10 +377,11 @@ def _check_defaults(tool_name: str, model: type[BaseModel], params: list[ParamIn
 
 def _build_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
     from pydantic import PydanticUserError, create_model
+    from pydantic_core import SchemaError
 
     try:
         return create_model(f"{tool_name}_arguments", __config__=_ARGS_CONFIG, **fields)
-    except (PydanticUserError, TypeError, ValueError) as exc:
+    except (PydanticUserError, SchemaError, TypeError, ValueError) as exc:
         raise _unsupported(tool_name, fields, exc) from exc
 
 
