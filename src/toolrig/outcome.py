@@ -87,25 +87,26 @@ class ToolOutcome:
         """A successful outcome whose content defaults to the result's text."""
         if "content" not in kw:  # not setdefault: rendering the parts costs more than the rest
             kw["content"] = result.text
-        return cls._make(call_id=call_id, name=name, ok=not result.is_error, result=result, **kw)
+        return cls._make(kw, call_id=call_id, name=name, ok=not result.is_error, result=result)
 
     @classmethod
     def failure(cls, call_id: str, name: str, error: ToolError, **kw: Any) -> ToolOutcome:
         """A failed outcome whose content defaults to a model-readable error line."""
         kw.setdefault("content", f"Error ({error.kind.value}): {error.message}")
-        return cls._make(call_id=call_id, name=name, ok=False, error=error, **kw)
+        return cls._make(kw, call_id=call_id, name=name, ok=False, error=error)
 
     @classmethod
-    def _make(cls, **values: Any) -> ToolOutcome:
+    def _make(cls, kw: dict[str, Any], **fixed: Any) -> ToolOutcome:
         # The dataclass __init__ sets each field through object.__setattr__ (frozen): filling
         # __dict__ at once is several times cheaper on the per-call path, with the same result.
-        if cls is not ToolOutcome or not values.keys() <= _FIELDS or not values.keys() >= _REQUIRED:
-            return cls(**values)
+        if cls is not ToolOutcome or not kw.keys() <= _FIELDS or not kw.keys().isdisjoint(fixed):
+            return cls(**fixed, **kw)  # the dataclass reports unknown or repeated fields
         new = _new(cls)
         state = new.__dict__
         state.update(_DEFAULTS)
         state["meta"] = {}
-        state.update(values)
+        state.update(kw)
+        state.update(fixed)
         return new
 
     @property
@@ -134,5 +135,4 @@ class ToolOutcome:
 
 _new = object.__new__
 _FIELDS = frozenset(f.name for f in fields(ToolOutcome))
-_REQUIRED = frozenset(f.name for f in fields(ToolOutcome) if f.default is MISSING and f.default_factory is MISSING)
 _DEFAULTS = {f.name: f.default for f in fields(ToolOutcome) if f.default is not MISSING}

@@ -138,6 +138,8 @@ def test_outcome_fast_constructors_equal_the_dataclass_ones() -> None:
     with pytest.raises(TypeError):
         ToolOutcome.success("c", "t", result, bogus=1)
     with pytest.raises(TypeError):
+        ToolOutcome.failure("c", "t", error, name="again")
+    with pytest.raises(TypeError):
         made.derive(bogus=1)
 
 
