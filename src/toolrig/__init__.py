@@ -32,11 +32,10 @@ from toolrig.spec import (
     RetryPolicy,
     ToolAnnotations,
     ToolSpec,
-    ToolState,
-    ToolStats,
     ToolStatus,
     Trust,
 )
+from toolrig.status import ToolState, ToolStats
 
 __version__ = "0.1.0"
 

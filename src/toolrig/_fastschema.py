@@ -28,8 +28,8 @@ from pydantic_core import core_schema as cs
 
 from toolrig._fasthints import plain_parameters, plain_type_hints
 from toolrig.docstrings import DocInfo, parse_docstring
+from toolrig.frozen import FrozenDict, FrozenList, freeze
 from toolrig.schema import FunctionSchema, ParamInfo, _is_injected, _output_schema, arguments_error
-from toolrig.spec import FrozenDict, FrozenList, freeze
 
 __all__ = ["FastFunctionSchema", "fast_function_schema"]
 

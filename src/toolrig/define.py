@@ -22,7 +22,8 @@ from toolrig.docstrings import parse_docstring
 from toolrig.errors import ArgumentsError, DefinitionError, ToolFailure
 from toolrig.results import ToolResult, to_result
 from toolrig.schema import FunctionSchema, function_schema, json_round_trips
-from toolrig.spec import ToolSpec, ToolState
+from toolrig.spec import ToolSpec
+from toolrig.status import ToolState
 
 __all__ = ["BaseTool", "FunctionTool", "SchemaTool", "Tool", "as_tool", "schema_tool", "tool"]
 

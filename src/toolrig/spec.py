@@ -10,7 +10,6 @@ import json
 import math
 import re
 import sys
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -19,6 +18,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from toolrig.errors import DefinitionError
+from toolrig.frozen import freeze, thaw
 
 __all__ = [
     "NAME_PATTERN",
@@ -27,8 +27,6 @@ __all__ = [
     "RetryPolicy",
     "ToolAnnotations",
     "ToolSpec",
-    "ToolState",
-    "ToolStats",
     "ToolStatus",
     "Trust",
     "check_name",
@@ -181,68 +179,6 @@ class ToolAnnotations:
             idempotent_hint=data.get("idempotentHint"),
             open_world_hint=data.get("openWorldHint"),
         )
-
-
-def _readonly(self: Any, *args: Any, **kwargs: Any) -> None:
-    raise TypeError("a ToolSpec is frozen; use spec.replace(...) or thaw(...) for a mutable copy")
-
-
-class FrozenDict(dict[str, Any]):
-    """A read-only dict: still a ``dict`` for ``json.dumps`` and ``==``, but not mutable."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
-    __ior__ = _readonly  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(json.dumps(self, sort_keys=True, default=str))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenDict, (dict(self),))
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return thaw(self)
-
-
-class FrozenList(list[Any]):
-    """A read-only list: still a ``list`` for ``json.dumps`` and ``==``."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = _readonly
-    sort = reverse = _readonly
-    __iadd__ = __imul__ = _readonly  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(json.dumps(self, default=str))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenList, (list(self),))
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return thaw(self)
-
-
-def freeze(value: Any) -> Any:
-    """Deep read-only copy of JSON-like data (dicts and lists stay dicts and lists).
-
-    Data that is frozen already (made by this function) is returned as is: it cannot change.
-    """
-    if type(value) is FrozenDict or type(value) is FrozenList:
-        return value
-    if isinstance(value, Mapping):
-        return FrozenDict({k: freeze(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return FrozenList(freeze(v) for v in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """A plain, mutable deep copy of frozen JSON-like data."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -448,55 +384,4 @@ def _check_rate_limit(name: str, value: str) -> None:
         raise DefinitionError(
             f"tool {name!r}: rate_limit {value!r} is not in the limits syntax, e.g. '10/minute'"
         ) from exc
-
-
-@dataclass
-class ToolStats:
-    """Live call statistics of one tool (mutable, thread-safe through :class:`ToolState`)."""
-
-    calls: int = 0
-    errors: int = 0
-    total_latency_ms: float = 0.0
-    max_latency_ms: float = 0.0
-
-    @property
-    def mean_latency_ms(self) -> float:
-        """Average latency over all calls."""
-        return self.total_latency_ms / self.calls if self.calls else 0.0
-
-    def to_dict(self) -> dict[str, float | int]:
-        """Plain dictionary form."""
-        return {
-            "calls": self.calls,
-            "errors": self.errors,
-            "mean_latency_ms": round(self.mean_latency_ms, 3),
-            "max_latency_ms": round(self.max_latency_ms, 3),
-        }
-
-
-class ToolState:
-    """Status and stats kept beside a frozen spec."""
-
-    __slots__ = ("_lock", "error", "stats", "status")
-
-    def __init__(self) -> None:
-        self.status = ToolStatus.ACTIVE
-        self.error: str | None = None
-        self.stats = ToolStats()
-        self._lock = threading.Lock()
-
-    def record(self, latency_ms: float, *, ok: bool) -> None:
-        """Count one finished call."""
-        with self._lock:
-            s = self.stats
-            s.calls += 1
-            s.errors += 0 if ok else 1
-            s.total_latency_ms += latency_ms
-            s.max_latency_ms = max(s.max_latency_ms, latency_ms)
-
-    def set_status(self, status: ToolStatus | str, error: str | None = None) -> None:
-        """Change the status (``error`` explains an ``error`` status)."""
-        with self._lock:
-            self.status = ToolStatus(status)
-            self.error = error
 

@@ -1,7 +1,7 @@
 """The same tool under another name: renamed copies that share live state with the original.
 
 A prefixed or renamed tool is still the same tool: disabling it in the registry, or counting
-its calls, must affect one shared :class:`~toolrig.spec.ToolState`. Copies are cached per
+its calls, must affect one shared :class:`~toolrig.status.ToolState`. Copies are cached per
 original tool so that repeated ``list()`` calls hand out the same objects.
 """
 

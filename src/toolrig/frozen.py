@@ -1,0 +1,71 @@
+"""Read-only JSON data: dicts and lists that stay dicts and lists for ``json`` and ``==``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["FrozenDict", "FrozenList", "freeze", "thaw"]
+
+
+def _readonly(self: Any, *args: Any, **kwargs: Any) -> None:
+    raise TypeError("a ToolSpec is frozen; use spec.replace(...) or thaw(...) for a mutable copy")
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only dict: still a ``dict`` for ``json.dumps`` and ``==``, but not mutable."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(json.dumps(self, sort_keys=True, default=str))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+
+class FrozenList(list[Any]):
+    """A read-only list: still a ``list`` for ``json.dumps`` and ``==``."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = _readonly
+    sort = reverse = _readonly
+    __iadd__ = __imul__ = _readonly  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(json.dumps(self, default=str))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+
+def freeze(value: Any) -> Any:
+    """Deep read-only copy of JSON-like data (dicts and lists stay dicts and lists).
+
+    Data that is frozen already (made by this function) is returned as is: it cannot change.
+    """
+    if type(value) is FrozenDict or type(value) is FrozenList:
+        return value
+    if isinstance(value, Mapping):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return FrozenList(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable deep copy of frozen JSON-like data."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(v) for v in value]
+    return value
