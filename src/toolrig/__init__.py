@@ -10,7 +10,7 @@ from typing import Any
 
 from toolrig.calls import ToolCall
 from toolrig.context import CallContext, Injected, current_context
-from toolrig.define import BaseTool, FunctionTool, SchemaTool, Tool, as_tool, schema_tool, tool
+from toolrig.define import BaseTool, FunctionTool, Tool, as_tool, tool
 from toolrig.errors import (
     ArgumentsError,
     DefinitionError,
@@ -26,6 +26,7 @@ from toolrig.errors import (
 )
 from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.results import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, ToolResult, to_result
+from toolrig.schematool import SchemaTool, schema_tool
 from toolrig.spec import (
     Isolation,
     Permission,
