@@ -29,7 +29,8 @@ from pydantic_core import core_schema as cs
 from toolrig._fasthints import plain_parameters, plain_type_hints
 from toolrig.docstrings import DocInfo, parse_docstring
 from toolrig.frozen import FrozenDict, FrozenList, freeze
-from toolrig.schema import FunctionSchema, ParamInfo, _is_injected, _output_schema, arguments_error
+from toolrig.hints import is_injected
+from toolrig.schema import FunctionSchema, ParamInfo, _output_schema, arguments_error
 
 __all__ = ["FastFunctionSchema", "fast_function_schema"]
 
@@ -341,7 +342,7 @@ class _Builder:
 
     def add(self, name: str, kind_: Any, default: Any, hint: Any) -> bool:
         """Add one parameter; False when the fast path cannot describe it."""
-        injected, annotation = _is_injected(hint)
+        injected, annotation = is_injected(hint)
         self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=injected))
         if injected:
             return True

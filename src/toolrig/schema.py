@@ -10,8 +10,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import sys
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -19,9 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 from pydantic_core import PydanticSerializationError, ValidationError, core_schema
 
-from toolrig.context import INJECTED, CallContext
+from toolrig.context import CallContext
 from toolrig.docstrings import DocInfo, parse_docstring
 from toolrig.errors import ArgumentsError, DefinitionError
+from toolrig.hints import check_llm_friendly, is_injected, resolve_type_hints
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ConfigDict
@@ -153,36 +152,6 @@ def json_round_trips(schema: Mapping[str, Any]) -> bool:
         return False
 
 
-def _is_injected(annotation: Any) -> tuple[bool, Any]:
-    if get_origin(annotation) is Annotated:
-        base, *meta = get_args(annotation)
-        if any(m is INJECTED for m in meta):
-            return True, base
-    if isinstance(annotation, type) and issubclass(annotation, CallContext):
-        return True, annotation
-    return False, annotation
-
-
-_FORBIDDEN_ORIGINS = (typing.Callable, type)
-
-
-def _check_llm_friendly(fn_name: str, pname: str, annotation: Any) -> None:
-    from pydantic.fields import FieldInfo
-
-    origin = get_origin(annotation)
-    if annotation is object or origin in _FORBIDDEN_ORIGINS or (
-        origin is not None and getattr(origin, "__module__", "") == "collections.abc"
-        and origin.__name__ in {"Callable", "Iterator", "Generator", "AsyncIterator", "Awaitable"}
-    ):
-        raise DefinitionError(
-            f"{fn_name}: parameter {pname!r} has type {annotation!r}, which a model cannot send; "
-            "use JSON-like types (str, int, float, bool, list, dict, Literal, Enum, models)"
-        )
-    for arg in get_args(annotation):
-        if not isinstance(arg, FieldInfo | str | int | float | bool | type(None)):
-            _check_llm_friendly(fn_name, pname, arg)
-
-
 def _has_description(annotation: Any) -> bool:
     from pydantic.fields import FieldInfo
 
@@ -257,7 +226,7 @@ def general_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_firs
             or a schema that does not round-trip through JSON.
     """
     sig = inspect.signature(fn)
-    hints = _type_hints(fn, tool_name)
+    hints = resolve_type_hints(fn, tool_name)
     doc = parse_docstring(fn.__doc__)
     if param_docs:
         doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
@@ -273,12 +242,12 @@ def general_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_firs
             )
         if p.name not in hints:
             raise DefinitionError(f"{tool_name}: parameter {p.name!r} needs a type hint (e.g. `{p.name}: str`)")
-        injected, annotation = _is_injected(hints[p.name])
+        injected, annotation = is_injected(hints[p.name])
         default = p.default if p.default is not inspect.Parameter.empty else inspect.Parameter.empty
         if injected:
             params.append(ParamInfo(p.name, p.name, annotation, default, p.kind, injected=True))
             continue
-        _check_llm_friendly(tool_name, p.name, annotation)
+        check_llm_friendly(tool_name, p.name, annotation)
         fields[f"p{len(fields)}"] = _field_for(p, annotation, doc)
         params.append(ParamInfo(p.name, p.name, annotation, default, p.kind))
     model = _build_model(tool_name, fields)
@@ -289,38 +258,6 @@ def general_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_firs
     desc = description if description is not None else doc.description
     return FunctionSchema(description=desc, doc=doc, input_schema=input_schema,
                           output_schema=output_schema, params=tuple(params), model=model)
-
-
-def _caller_namespaces() -> list[dict[str, Any]]:
-    """Local namespaces of the frames that are defining the tool (outside toolrig), innermost first."""
-    frame = sys._getframe(1)
-    found: list[dict[str, Any]] = []
-    while frame is not None and len(found) < 8:
-        module = frame.f_globals.get("__name__", "")
-        if module != "toolrig" and not module.startswith("toolrig."):
-            found.append(dict(frame.f_locals))
-        frame = frame.f_back  # type: ignore[assignment]
-    del frame
-    return found
-
-
-def _type_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
-    """``get_type_hints`` of ``fn``; names it cannot find (types local to the function that defines
-    the tool, with ``from __future__ import annotations``) are looked up in the defining frames."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except NameError as exc:
-        first = exc
-    except TypeError as exc:
-        raise DefinitionError(f"{tool_name}: cannot resolve type hints: {exc}") from exc
-    for localns in _caller_namespaces():
-        try:
-            return typing.get_type_hints(fn, localns=localns, include_extras=True)
-        except (NameError, TypeError):
-            continue
-    raise DefinitionError(
-        f"{tool_name}: cannot resolve type hints: {first}; define or import that type before the tool"
-    ) from first
 
 
 def _wire_names(tool_name: str, model: type[BaseModel], params: list[ParamInfo]) -> list[ParamInfo]:
