@@ -171,3 +171,34 @@ def test_outcome_is_json_serialisable() -> None:
         rt.close()
     data: dict[str, Any] = json.loads(json.dumps(out.to_dict()))
     assert data["ok"] is True and data["name"] == "add" and data["meta"]["version"] == "1.0.0"
+
+
+@pytest.mark.anyio
+async def test_two_running_calls_with_the_same_id_are_both_tracked() -> None:
+    started: list[int] = []
+    both = anyio.Event()
+
+    @tool(permission="readonly")
+    async def park(n: int) -> int:
+        """Wait until cancelled."""
+        started.append(n)
+        if len(started) == 2:
+            both.set()
+        await anyio.sleep_forever()
+        return n
+
+    rt = Runtime([park], audit=False)
+    results: list[ToolOutcome] = []
+
+    async def run(n: int) -> None:
+        results.append(await rt.call(ToolCall(name="park", arguments={"n": n}, id="same")))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, 1)
+            tg.start_soon(run, 2)
+            await both.wait()
+            assert rt.cancel("same")
+    assert [o.error.kind for o in results if o.error] == [ErrorKind.CANCELLED, ErrorKind.CANCELLED]
+    assert not rt.cancel("same")
+    await rt.aclose()

@@ -61,7 +61,7 @@ class Runtime:
         self.stages: tuple[Stage, ...] = tuple(
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         self._chain: CallNext = build_chain(self.stages, invoke_tool)
-        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._scopes: dict[str, list[anyio.CancelScope]] = {}
         self._loop_thread: LoopThread | None = None
 
     # -- calls ----------------------------------------------------------------------------------
@@ -71,7 +71,10 @@ class Runtime:
         inv = Invocation.start(call, ctx, self.services)
         outcome: ToolOutcome | None = None
         with anyio.CancelScope() as scope:
-            self._scopes[call.id] = scope
+            running = self._scopes.get(call.id)
+            if running is None:
+                self._scopes[call.id] = running = []
+            running.append(scope)
             try:
                 outcome = await self._chain(inv)
             except Exception as exc:  # a stage failed: a bug, reported as a value, logged with its trace
@@ -80,7 +83,9 @@ class Runtime:
                     ErrorKind.INTERNAL_ERROR, f"internal error while running {call.name}: {type(exc).__name__}"),
                     exception=exc)
             finally:
-                self._scopes.pop(call.id, None)
+                running.remove(scope)
+                if not running:
+                    del self._scopes[call.id]
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {call.name!r} was cancelled"))
@@ -88,10 +93,11 @@ class Runtime:
 
     def cancel(self, call_id: str) -> bool:
         """Cancel a running call; it ends with error kind ``cancelled``. False if not running."""
-        scope = self._scopes.get(call_id)
-        if scope is None:
+        running = self._scopes.get(call_id)
+        if not running:
             return False
-        scope.cancel()
+        for scope in running:  # every call running under that id (ids are the caller's to choose)
+            scope.cancel()
         return True
 
     async def call_many(self, calls: Sequence[ToolCall], context: CallContext | None = None, *,
