@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,7 +47,7 @@ class JsonPart:
     type: Literal["json"] = "json"
 
     def render(self) -> str:
-        return json.dumps(self.data, ensure_ascii=False, default=str)
+        return _RENDER(self.data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,9 @@ class ResourcePart:
         return f"[resource {self.uri} ({self.mime_type or 'unknown type'}{size})]"
 
 
+_RENDER = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per call."""
+
 Part = TextPart | JsonPart | ImagePart | AudioPart | ResourcePart
 _PART_TYPES = (TextPart, JsonPart, ImagePart, AudioPart, ResourcePart)
 
@@ -124,7 +128,10 @@ class ToolResult:
     @property
     def text(self) -> str:
         """The model-facing rendering: every part rendered, joined by blank lines."""
-        return "\n\n".join(p.render() for p in self.parts)
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0].render()
+        return "\n\n".join(p.render() for p in parts)
 
     @property
     def structured(self) -> Any:
@@ -263,6 +270,9 @@ def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
         return ToolResult()
     if isinstance(value, str):
         return ToolResult(parts=(TextPart(value),))
+    kind = type(value)
+    if kind is int or kind is bool or (kind is float and math.isfinite(value)):
+        return ToolResult(parts=(JsonPart(value),))  # what _jsonable returns for them, without the call
     if isinstance(value, bytes | bytearray | memoryview):
         return ToolResult(parts=(_bytes_part(bytes(value), mime_type),))
     if isinstance(value, _PART_TYPES):
