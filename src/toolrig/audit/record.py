@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -72,22 +73,57 @@ class AuditRecord:
     attempts: int | None = None
     repairs: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    arguments_json: str | None = field(default=None, compare=False, repr=False)
+    """``arguments`` as JSON text when already known (the text the model sent, when redaction changed
+    nothing), so a sink need not encode it again; None otherwise. Not part of equality or :meth:`to_dict`."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
         out = asdict(self)
+        del out["arguments_json"]
         out["repairs"] = list(self.repairs)
         return out
 
 
-def _arguments(call: ToolCall, redactor: Redactor) -> Any:
+def _build(values: dict[str, Any]) -> AuditRecord:
+    """An :class:`AuditRecord` from a value for EVERY field, without the frozen ``__init__``'s per-field setattr."""
+    record: AuditRecord = object.__new__(AuditRecord)
+    object.__setattr__(record, "__dict__", values)
+    return record
+
+
+class _Duplicates(dict[str, Any]):
+    """A JSON object whose text repeated a key: its text says more than its value (the last one wins)."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    return out if len(out) == len(pairs) else _Duplicates(out)
+
+
+_DECODE = json.JSONDecoder(object_pairs_hook=_object).decode
+"""``json.loads`` (same values, same errors) that marks objects with repeated keys."""
+
+
+def _arguments(call: ToolCall, redactor: Redactor) -> tuple[Any, str | None]:
+    """The redacted arguments, and the text the model sent when it encodes exactly that value (else None).
+
+    The text stands for the value only when redaction changed nothing and no object in it repeated a
+    key (a repeated key could hide a secret the parsed value no longer shows).
+    """
     args: Any = call.arguments
+    sent = None
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
+            if args.strip():
+                sent, args = args, _DECODE(args)
+            else:
+                args = {}
         except ValueError:
-            return redactor.text(args)
-    return redactor.value(_plain(args))
+            return redactor.text(args), None
+    plain = _plain(args)
+    value = redactor.value(plain)
+    return value, sent if value is plain and plain is args and value is not None else None
 
 
 def _plain(value: Any) -> Any:
@@ -102,6 +138,9 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
+    if kind is list:
+        listed = [_plain(v) for v in value]
+        return value if all(a is b for a, b in zip(listed, value, strict=True)) else listed
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, str | int | float):
@@ -111,17 +150,25 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+_random = random.Random()  # private: seeded from os.urandom, unaffected by random.seed() in user code
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_random.seed)  # a forked child must not repeat its parent's bits
+_bits = _random.getrandbits
+_now_ns = time.time_ns
+
+
 def new_row_id() -> str:
     """A unique row id that sorts by creation time (nanoseconds, then 32 random bits)."""
-    return f"{time.time_ns():016x}{os.urandom(4).hex()}"
+    return f"{_now_ns():016x}{_bits(32):08x}"
 
 
 def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
                    redactor: Redactor) -> AuditRecord:
     """The row written before the tool runs (strict mode)."""
+    arguments, text = _arguments(call, redactor)
     return AuditRecord(id=row_id, call_id=call.id, time=started, tool=call.name, user=ctx.user,
-                       agent=ctx.agent, session=ctx.session, arguments=_arguments(call, redactor),
-                       status=STARTED)
+                       agent=ctx.agent, session=ctx.session, arguments=arguments, status=STARTED,
+                       arguments_json=text)
 
 
 def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
@@ -135,10 +182,12 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
     kind = error.kind.value if error is not None else "ok" if outcome.ok else ErrorKind.EXECUTION_ERROR.value
     version = meta.get("version")
     decision = meta.get("decision")
-    return AuditRecord(
-        id=row_id, call_id=call.id, time=started, tool=outcome.name or call.name, user=ctx.user, agent=ctx.agent,
-        session=ctx.session, version=None if version is None else str(version),
-        arguments=_arguments(call, redactor),
-        decision=redactor.value(_plain(decision)) if decision is not None else None, status=COMPLETED,
-        ok=outcome.ok, kind=kind, error=None if error is None else redactor.text(error.message),
-        duration_ms=duration_ms, attempts=outcome.attempts, repairs=tuple(outcome.repairs), meta=facts)
+    arguments, text = _arguments(call, redactor)
+    return _build({
+        "id": row_id, "call_id": call.id, "time": started, "tool": outcome.name or call.name, "user": ctx.user,
+        "agent": ctx.agent, "session": ctx.session, "version": None if version is None else str(version),
+        "arguments": arguments,
+        "decision": redactor.value(_plain(decision)) if decision is not None else None, "status": COMPLETED,
+        "ok": outcome.ok, "kind": kind, "error": None if error is None else redactor.text(error.message),
+        "duration_ms": duration_ms, "attempts": outcome.attempts, "repairs": tuple(outcome.repairs), "meta": facts,
+        "arguments_json": text})

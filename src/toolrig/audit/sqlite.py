@@ -48,12 +48,17 @@ _UPSERT = (f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * 
            f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _UPDATED)}")
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    """``json.dumps(value, ensure_ascii=False, default=str)`` (one shared encoder), None for None."""
+    return None if value is None else _ENCODE(value)
 
 
 def _row(r: AuditRecord) -> tuple[Any, ...]:
-    return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, _dumps(r.arguments),
+    arguments = r.arguments_json if r.arguments_json is not None else _dumps(r.arguments)
+    return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, arguments,
             _dumps(r.decision), r.status, None if r.ok is None else int(r.ok), r.kind, r.error, r.duration_ms,
             r.attempts, _dumps(list(r.repairs)) if r.repairs else None, _dumps(dict(r.meta)) if r.meta else None)
 
