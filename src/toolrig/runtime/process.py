@@ -156,6 +156,32 @@ def _too_large(outcome: ToolOutcome, size: int, limit: int) -> ToolOutcome:
                                repairs=outcome.repairs, meta=outcome.meta)
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
+def _untouched(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | None) -> bool:
+    """True when the general path would return ``outcome`` itself, decided cheaply.
+
+    That is: one text part (the content) or one JSON scalar, content within both size limits (so no
+    cut and no cap), and a redactor that leaves the content as is (a scalar's data is never
+    redacted; its rendering in the content still is scanned, as the general path does).
+    """
+    result = outcome.result
+    if result is None or outcome.error is not None or len(result.parts) != 1:
+        return False
+    content = outcome.content
+    size = len(content)
+    if (limits.max_chars is not None and size > limits.max_chars) or (
+            limits.hard_limit is not None and size > limits.hard_limit):
+        return False
+    part = result.parts[0]
+    if isinstance(part, TextPart):
+        plain = part.text == content
+    else:
+        plain = isinstance(part, JsonPart) and type(part.data) in _SCALARS
+    return plain and (redactor is None or redactor.text(content) is content)
+
+
 def process_outcome(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | None, *,
                     notices_inline: bool = True) -> ToolOutcome:
     """Apply the hard cap, array capping, redaction and truncation to one outcome.
@@ -166,6 +192,14 @@ def process_outcome(outcome: ToolOutcome, limits: ResultLimits, redactor: Redact
         redactor: the redaction rules, or None for no redaction.
         notices_inline: append notices to the content (else put them in ``meta["notices"]``).
     """
+    if _untouched(outcome, limits, redactor):
+        return outcome
+    return _process_general(outcome, limits, redactor, notices_inline)
+
+
+def _process_general(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | None,
+                     notices_inline: bool) -> ToolOutcome:
+    """:func:`process_outcome` without the fast path."""
     content = outcome.content
     if limits.hard_limit is not None and len(content) > limits.hard_limit and outcome.result is not None:
         return _too_large(outcome, len(content), limits.hard_limit)
