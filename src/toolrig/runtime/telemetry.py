@@ -18,6 +18,7 @@ tracer provider set) the stage passes the call through after one check.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from toolrig.outcome import ErrorKind, ToolOutcome
@@ -28,7 +29,12 @@ from toolrig.telemetry import BREAKER_STATES, UNKNOWN_TOOL, ToolMetrics, metrics
 
 __all__ = ["TelemetryStage", "outcome_kind"]
 
+log = logging.getLogger("toolrig.telemetry")
+
 _ATTR_LIMIT = 8192
+_RECHECK_EVERY = 256
+"""While no tracer provider is configured, calls between two full checks when nothing visible changed."""
+_NO_SLOT = object()
 
 
 def outcome_kind(outcome: ToolOutcome) -> str:
@@ -88,13 +94,38 @@ class TelemetryStage:
         self.capture_results = capture_results
         self.redactor = redactor
         self._on = self.metrics is not None or self._trace is not None
+        self._slot: Any = _NO_SLOT  # the global provider slot at the last full check (none yet)
+        self._unchecked = _RECHECK_EVERY
+        self._warned = False
 
     def _current_tracer(self) -> Any:
-        """The tracer to use for this call, or None while no SDK tracer provider is configured."""
+        """The tracer to use for this call, or None while no SDK tracer provider is configured.
+
+        Asking OpenTelemetry for the global provider costs a lookup in ``os.environ`` per call, so
+        while none is configured the answer is kept and asked again only when the API's global
+        provider slot changes identity (``set_tracer_provider``) or after :data:`_RECHECK_EVERY`
+        calls (a provider named by ``OTEL_PYTHON_TRACER_PROVIDER`` set later, or an API version
+        without that slot).
+        """
         if self._tracer is not None:
             return self._tracer
         trace = self._trace
-        if trace is None or isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        if trace is None:
+            return None
+        slot = getattr(trace, "_TRACER_PROVIDER", _NO_SLOT)
+        if slot is self._slot and self._unchecked < _RECHECK_EVERY:
+            self._unchecked += 1
+            return None
+        self._slot, self._unchecked = slot, 0
+        try:
+            provider = trace.get_tracer_provider()
+        except Exception:  # e.g. OTEL_PYTHON_TRACER_PROVIDER names no installed provider (StopIteration)
+            if not self._warned:
+                self._warned = True
+                log.warning("telemetry: OpenTelemetry could not load the global tracer provider; calls are "
+                            "not traced", exc_info=True)
+            return None
+        if isinstance(provider, trace.ProxyTracerProvider):
             return None
         self._tracer = trace.get_tracer("toolrig")
         return self._tracer
