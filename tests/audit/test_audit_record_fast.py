@@ -121,3 +121,14 @@ def test_row_ids_do_not_follow_the_global_random_seed() -> None:
     first = [new_row_id()[16:] for _ in range(3)]
     random.seed(7)
     assert [new_row_id()[16:] for _ in range(3)] != first
+
+
+def test_arguments_nested_past_the_recursion_limit_still_give_a_row() -> None:
+    from toolrig import ToolCall
+    from toolrig.audit.record import _arguments
+    from toolrig.redact import DEFAULT_REDACTOR
+
+    deep = "[" * 200_000 + "]" * 200_000
+    value, sent = _arguments(ToolCall(name="t", arguments=deep), DEFAULT_REDACTOR)
+    assert sent is None
+    assert isinstance(value, str) and value.startswith("[[[") and len(value) <= 100_000

@@ -119,8 +119,8 @@ def _arguments(call: ToolCall, redactor: Redactor) -> tuple[Any, str | None]:
                 sent, args = args, _DECODE(args)
             else:
                 args = {}
-        except ValueError:
-            return redactor.text(args), None
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's recursion limit
+            return redactor.text(args[:100_000]), None
     plain = _plain(args)
     value = redactor.value(plain)
     return value, sent if value is plain and plain is args and value is not None else None
