@@ -21,6 +21,7 @@ __all__ = [
     "json_type",
     "merge_all_of",
     "move_to_description",
+    "one_of_to_any_of",
     "phrase",
     "pointer",
     "ref_name",
@@ -157,6 +158,18 @@ def resolve_local_ref(root: Mapping[str, Any], ref: str) -> Any:
         else:
             return None
     return node
+
+
+def one_of_to_any_of(schema: Schema, notes: Notes, path: str, dialect: str) -> None:
+    """Replace ``oneOf`` by ``anyOf`` in place (exclusivity is lost, and said); both present cannot be expressed."""
+    if "oneOf" not in schema:
+        return
+    if "anyOf" in schema:
+        notes.cannot(path, f"both oneOf and anyOf; {dialect} supports anyOf only")
+        move_to_description(schema, "oneOf", notes, path, f"{dialect} has no oneOf")
+    else:
+        schema["anyOf"] = schema.pop("oneOf")
+        notes.change(path, "replaced 'oneOf' by 'anyOf' (exclusivity is not enforced)")
 
 
 def merge_all_of(schema: Schema, root: Mapping[str, Any], notes: Notes, path: str) -> Schema:

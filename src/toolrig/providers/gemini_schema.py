@@ -26,6 +26,7 @@ from toolrig.providers._transform import (
     json_type,
     merge_all_of,
     move_to_description,
+    one_of_to_any_of,
     pointer,
     ref_name,
     resolve_local_ref,
@@ -88,13 +89,7 @@ class _GeminiWalker:
             s = merge_all_of(s, self.root, self.notes, path)
         if isinstance(s.get("$ref"), str):
             return self._deref(s, path, stack)
-        if "oneOf" in s:
-            if "anyOf" in s:
-                self.notes.cannot(path, "both oneOf and anyOf; Gemini supports anyOf only")
-                move_to_description(s, "oneOf", self.notes, path, "Gemini has no oneOf")
-            else:
-                s["anyOf"] = s.pop("oneOf")
-                self.notes.change(path, "replaced 'oneOf' by 'anyOf' (exclusivity is not enforced)")
+        one_of_to_any_of(s, self.notes, path, "Gemini")
         collapsed = self._nullable(s, path)
         if collapsed is not None:
             return self.node(collapsed, path, stack, root=root)

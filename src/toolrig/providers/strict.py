@@ -26,6 +26,7 @@ from toolrig.providers._transform import (
     json_type,
     merge_all_of,
     move_to_description,
+    one_of_to_any_of,
     pointer,
     widen_tuple,
 )
@@ -120,13 +121,7 @@ class _StrictWalker:
     def _normalise(self, s: Schema, path: str) -> Schema:
         if "allOf" in s:
             s = merge_all_of(s, self.root, self.notes, path)
-        if "oneOf" in s:
-            if "anyOf" in s:
-                self.notes.cannot(path, "both oneOf and anyOf; strict mode supports anyOf only")
-                move_to_description(s, "oneOf", self.notes, path, "strict mode has no oneOf")
-            else:
-                s["anyOf"] = s.pop("oneOf")
-                self.notes.change(path, "replaced 'oneOf' by 'anyOf' (exclusivity is not enforced)")
+        one_of_to_any_of(s, self.notes, path, "strict mode")
         for key in [k for k in s if k in _ANNOTATIONS_DROPPED or k.startswith("x-")]:
             del s[key]
             self.notes.change(path, f"removed '{key}' (an annotation strict mode does not accept)")
