@@ -134,8 +134,9 @@ class _SignatureTool(BaseTool):
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         return self._schema.validate(arguments)
 
+    @abstractmethod
     def _target(self) -> Callable[..., Any]:
-        raise NotImplementedError  # pragma: no cover - abstract helper, overridden below
+        """The callable whose signature defines the schema (the function, or a bound ``run``)."""
 
     @property
     def is_async(self) -> bool:
