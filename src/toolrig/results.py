@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import json
 import math
@@ -225,10 +226,8 @@ def _bytes_part(data: bytes, mime_type: str | None) -> Part:
     if mime.startswith("audio/"):
         return AudioPart(data, mime)
     if _is_text_mime(mime):
-        try:
+        with contextlib.suppress(UnicodeDecodeError):  # not UTF-8 after all: kept as a blob
             return ResourcePart(uri="data:" + mime, mime_type=mime, text=data.decode("utf-8"))
-        except UnicodeDecodeError:
-            pass
     return ResourcePart(uri="data:" + mime, mime_type=mime, blob=data)
 
 

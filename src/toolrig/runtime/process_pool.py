@@ -122,10 +122,8 @@ def context_fields(ctx: CallContext, *, strict: bool = True) -> dict[str, Any]:
 def encode_call(tool: BaseTool, values: Mapping[str, Any], ctx: CallContext) -> bytes:
     """The call frame; context values that cannot be pickled are left out (tools then see defaults)."""
     ref = tool_reference(tool)
-    try:
+    with contextlib.suppress(Exception):  # some context value cannot be pickled: leave those out
         return pack(("call", ref, dict(values), context_fields(ctx)))
-    except Exception:
-        pass
     try:
         return pack(("call", ref, dict(values), context_fields(ctx, strict=False)))
     except Exception as exc:

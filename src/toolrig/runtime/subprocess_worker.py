@@ -18,6 +18,7 @@ private file descriptors: fd 0 becomes ``/dev/null`` and fd 1 a copy of stderr, 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
@@ -109,11 +110,9 @@ def portable_exception(exc: BaseException) -> BaseException:
     The stand-in keeps the class the retry stage decides by (``ConnectionError``,
     ``TransientError``, ...) and names the original type in its message.
     """
-    try:
+    with contextlib.suppress(Exception):  # not picklable: rebuilt below as a builtin type
         pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
         return exc
-    except Exception:
-        pass
     message = f"{type(exc).__qualname__}: {exc}"
     for base in type(exc).__mro__[1:]:
         if base.__module__ not in ("builtins", "toolrig.errors"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import json.encoder
@@ -44,15 +45,17 @@ def canonical_arguments(values: Mapping[str, Any]) -> str | None:
     through pydantic's ``to_jsonable_python`` first. Sets become lists in iteration order, which
     for strings differs between processes: such arguments still key correctly within one process.
     """
-    if _FAST is not None:
-        try:
-            return "".join(_FAST(values, 0))
-        except (TypeError, ValueError, RecursionError):
-            pass  # not plain JSON (or a cycle): the general path below decides
+    if _FAST is None:
+        return _canonical_general(values)
     try:
+        return "".join(_FAST(values, 0))
+    except (TypeError, ValueError, RecursionError):  # not plain JSON (or a cycle)
+        return _canonical_general(values)
+
+
+def _canonical_general(values: Mapping[str, Any]) -> str | None:
+    with contextlib.suppress(TypeError, ValueError):  # values that need converting first
         return _ENCODER.encode(values)
-    except (TypeError, ValueError):
-        pass
     try:
         return _LENIENT.encode(to_jsonable_python(values, serialize_unknown=False))
     except (PydanticSerializationError, TypeError, ValueError):
