@@ -15,7 +15,7 @@ PUBLIC = [
     "ArgumentsError", "AudioPart", "BaseTool", "CallContext", "CombinedToolset", "Decision", "DefinitionError",
     "ErrorKind", "FunctionTool", "FunctionToolset", "ImagePart", "Injected", "Isolation", "JsonPart", "LoadError",
     "ModelRetry",
-    "Permission", "RateLimitedError", "Registry", "RegistryError", "ResourcePart", "RetryPolicy", "Runtime",
+    "Permission", "Policy", "RateLimitedError", "Registry", "RegistryError", "ResourcePart", "RetryPolicy", "Runtime",
     "SchemaTool", "TextPart", "Tool", "ToolAnnotations", "ToolCall", "ToolError", "ToolFailure",
     "ToolNotFoundError", "ToolOutcome", "ToolResult", "ToolSpec", "ToolState", "ToolStats", "ToolStatus",
     "ToolrigError", "Toolset", "ToolsetConflictError", "TransientError", "Trust", "VersionConflictError",

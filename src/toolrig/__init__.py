@@ -49,9 +49,10 @@ _LAZY = {
     "Runtime": "toolrig.runtime",
     "Decision": "toolrig.runtime",
     "LoadError": "toolrig.loading",
+    "Policy": "toolrig.policy",
 }
 _SUBMODULES = frozenset({
-    "audit", "cli", "fencing", "loading", "providers", "redact", "registry", "reload", "runtime", "state",
+    "audit", "cli", "fencing", "loading", "policy", "providers", "redact", "registry", "reload", "runtime", "state",
     "telemetry", "toolsets", "versions",
 })
 
@@ -90,6 +91,7 @@ __all__ = [
     "LoadError",
     "ModelRetry",
     "Permission",
+    "Policy",
     "RateLimitedError",
     "Registry",
     "RegistryError",

@@ -33,6 +33,20 @@ def as_toolset(tools: Any) -> Any:
     return FunctionToolset(list(tools))
 
 
+def _with_policy(stages: Sequence[Stage], policy: Any, toolset: Any, *, default: bool) -> tuple[Stage, ...]:
+    """``stages`` with the policy's stage just before ``approval`` (which must exist: asks need an asker)."""
+    from toolrig.runtime.approval import ApprovalStage
+    from toolrig.runtime.defaults import insert_before, replace_stage
+
+    if not any(s.name == "approval" for s in stages):
+        raise ValueError("policy= needs an 'approval' stage after it, or its asks would go unasked")
+    stage = policy.as_stage(toolset) if hasattr(policy, "as_stage") else policy
+    out = insert_before(stages, "approval", stage)
+    if default:  # the policy decides by permission level now; approval follows its (folded) decision
+        out = replace_stage(out, "approval", ApprovalStage(permissions=()))
+    return tuple(out)
+
+
 class Runtime:
     """Runs every tool call through one pipeline of stages; never raises for a bad call.
 
@@ -46,11 +60,14 @@ class Runtime:
             backend object (:mod:`toolrig.state`); a backend passed as an object is not closed by :meth:`aclose`.
         approval: asked when a call needs approval; without one, such calls end ``approval_required``.
         clock: time source (inject a FakeClock in tests).
+        policy: a :class:`toolrig.Policy` (or any object with ``as_stage(toolset)``, or a Stage): its stage
+            runs just before ``approval`` and its decisions fold with the hooks' (deny wins). With the default
+            stages, approval is then asked when the policy (or a hook, or ``requires_approval``) says so.
     """
 
     def __init__(self, tools: Any, *, stages: Sequence[Stage] | None = None, hooks: Iterable[Any] = (),
                  audit: Any = None, audit_mode: str = "batched", state: Any = "memory",
-                 approval: ApprovalHandler | None = None, clock: Clock | None = None) -> None:
+                 approval: ApprovalHandler | None = None, clock: Clock | None = None, policy: Any = None) -> None:
         from toolrig.runtime.defaults import default_stages
         from toolrig.state import make_state
 
@@ -60,6 +77,8 @@ class Runtime:
         self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared
         self.stages: tuple[Stage, ...] = tuple(
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
+        if policy is not None:
+            self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
         self._chain: CallNext = build_chain(self.stages, invoke_tool)
         self._scopes: dict[str, list[anyio.CancelScope]] = {}
         self._loop_thread: LoopThread | None = None

@@ -1,0 +1,62 @@
+"""The ``ALLOWED_TOOLS`` allowlist: unset = no restriction (warned), empty = error, unknown names checked.
+
+The value is a list of rules (names, globs, ``group:NAME``) separated by commas or whitespace.
+A tool that matches none of them is denied.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Collection, Mapping
+
+from toolrig.policy._rules import GroupResolver, PolicyConfigError, Rule, parse_rule
+
+__all__ = ["ALLOWED_TOOLS_ENV", "check_allowed_names", "in_ci", "read_allowed_tools"]
+
+ALLOWED_TOOLS_ENV = "ALLOWED_TOOLS"
+
+log = logging.getLogger("toolrig.policy")
+
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def in_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """True when the ``CI`` environment variable is set to a true-ish value."""
+    env = os.environ if environ is None else environ
+    return env.get("CI", "").strip().lower() not in _FALSE
+
+
+def read_allowed_tools(environ: Mapping[str, str] | None = None) -> tuple[Rule, ...] | None:
+    """Rules from ``ALLOWED_TOOLS``; None (with a logged warning) when it is unset.
+
+    Raises:
+        PolicyConfigError: the variable is set but empty, or holds something that is not a rule.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get(ALLOWED_TOOLS_ENV)
+    if raw is None:
+        log.warning("%s is not set: every tool may be called (subject to the policy's rules)", ALLOWED_TOOLS_ENV)
+        return None
+    entries = [e for e in re.split(r"[,\s]+", raw) if e]
+    if not entries:
+        raise PolicyConfigError(f"{ALLOWED_TOOLS_ENV} is set but empty: that would allow no tool at all; "
+                                "unset it for no restriction, or list the allowed tools")
+    return tuple(parse_rule(e) for e in entries)
+
+
+def check_allowed_names(rules: tuple[Rule, ...], known: Collection[str], groups: GroupResolver, *,
+                        ci: bool) -> list[str]:
+    """Entries that match no known tool; raises under CI, else logs a warning and returns them.
+
+    Raises:
+        PolicyConfigError: some entries match no tool and ``ci`` is true.
+    """
+    unknown = [r.text for r in rules if not any(r.matches_name(n, groups) for n in known)]
+    if unknown:
+        message = f"{ALLOWED_TOOLS_ENV} names tools that do not exist: {', '.join(unknown)}"
+        if ci:
+            raise PolicyConfigError(message)
+        log.warning("%s", message)
+    return unknown

@@ -1,0 +1,54 @@
+"""Resolving ``group:NAME``: the policy's own groups first, then the registry's named toolsets."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolrig.errors import ToolrigError
+from toolrig.policy._rules import GroupResolver
+
+__all__ = ["make_group_resolver", "tool_names"]
+
+
+def tool_names(toolset: Any) -> list[str]:
+    """Names of every tool in a Registry / Toolset (empty for None)."""
+    if toolset is None:
+        return []
+    return [t.spec.name for t in toolset.list()]
+
+
+def make_group_resolver(groups: Mapping[str, Sequence[str]], toolset: Any) -> GroupResolver:
+    """A resolver over ``groups`` (names or globs; expanded against ``toolset`` when given) and the
+    toolset's ``resolve_toolset`` (a Registry's named toolsets). Unknown groups resolve to None."""
+    cache: dict[str, frozenset[str] | None] = {}
+    names: list[str] | None = None
+
+    def resolve(name: str) -> frozenset[str] | None:
+        nonlocal names
+        if name in cache:
+            return cache[name]
+        result: frozenset[str] | None = None
+        if name in groups:
+            if names is None:
+                names = tool_names(toolset)
+            members: set[str] = set()
+            for entry in groups[name]:
+                if entry.startswith("group:"):
+                    continue  # nested groups are not expanded, to keep resolution obviously finite
+                members.update(n for n in names if fnmatch.fnmatchcase(n, entry))
+                if not any(c in entry for c in "*?["):
+                    members.add(entry)
+            result = frozenset(members)
+        else:
+            lookup = getattr(toolset, "resolve_toolset", None)
+            if lookup is not None:
+                try:
+                    result = frozenset(lookup(name, strict=False))
+                except (ToolrigError, KeyError):
+                    result = None
+        cache[name] = result
+        return result
+
+    return resolve

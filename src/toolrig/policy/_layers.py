@@ -1,0 +1,72 @@
+"""Policy layers: rule sets that apply to a scope — global, an agent, a group (role), a user."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolrig.context import CallContext
+from toolrig.policy._rules import PolicyConfigError, Rule, parse_rule
+
+__all__ = ["KIND_ORDER", "Layer"]
+
+KIND_ORDER = ("global", "agent", "group", "user", "remembered")
+"""Layers are consulted in this order; later, more specific layers refine earlier ones."""
+
+
+def _rules(values: Iterable[str | Rule]) -> tuple[Rule, ...]:
+    if isinstance(values, str | Rule):
+        values = [values]
+    return tuple(parse_rule(v) for v in values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Layer:
+    """Rules for one scope. A layer applies to a call when every selector it sets matches the context:
+    ``agent`` equals ``context.agent``, ``group`` is one of ``context.roles``, ``user`` equals ``context.user``.
+
+    Rule lists accept strings (parsed on construction) or :class:`Rule` objects.
+    """
+
+    name: str
+    agent: str | None = None
+    group: str | None = None
+    user: str | None = None
+    allow: Sequence[str | Rule] = ()
+    ask: Sequence[str | Rule] = ()
+    deny: Sequence[str | Rule] = ()
+    kind_override: str | None = None
+
+    def __post_init__(self) -> None:
+        for attr in ("allow", "ask", "deny"):
+            object.__setattr__(self, attr, _rules(getattr(self, attr)))
+
+    def rules(self, verdict: str) -> tuple[Rule, ...]:
+        """The parsed rules of one list: ``"allow"``, ``"ask"`` or ``"deny"``."""
+        return tuple(r for r in getattr(self, verdict) if isinstance(r, Rule))
+
+    @property
+    def kind(self) -> str:
+        """``user``, ``group``, ``agent`` or ``global``: the most specific selector set."""
+        if self.kind_override is not None:
+            return self.kind_override
+        return "user" if self.user else "group" if self.group else "agent" if self.agent else "global"
+
+    def applies(self, context: CallContext) -> bool:
+        """Does this layer apply to a call made in ``context``?"""
+        return ((self.agent is None or self.agent == context.agent)
+                and (self.group is None or self.group in context.roles)
+                and (self.user is None or self.user == context.user))
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], index: int = 0) -> Layer:
+        """A layer from config: ``{name?, agent?, group?, user?, allow?, ask?, deny?}``."""
+        unknown = set(data) - {"name", "agent", "group", "user", "allow", "ask", "deny"}
+        if unknown:
+            raise PolicyConfigError(f"layer {index}: unknown keys {sorted(unknown)}")
+        selectors = {k: data.get(k) for k in ("agent", "group", "user")}
+        name = data.get("name") or next((f"{k}:{v}" for k, v in reversed(selectors.items()) if v), f"layer{index}")
+        return cls(name=str(name), **{k: (str(v) if v is not None else None) for k, v in selectors.items()},
+                   allow=tuple(data.get("allow", ())), ask=tuple(data.get("ask", ())),
+                   deny=tuple(data.get("deny", ())))

@@ -1,0 +1,166 @@
+"""Policy rules: ``"read_*"``, ``"group:files"``, ``'shell(command="git *")'``, ``"deploy@1.2.0"``.
+
+A rule names tools by a glob over names (``fnmatch`` case-sensitive), by a named group
+(``group:NAME``), optionally pinned to a version (``name@1.2.0``), and optionally constrains
+argument values with globs (``tool(arg="glob", other="glob")``). A rule built by
+:func:`exact_rule` instead requires the whole argument object to be exactly equal.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolrig.errors import ToolrigError
+from toolrig.policy._commands import command_matches
+
+__all__ = ["GroupResolver", "PolicyConfigError", "Rule", "canonical_json", "exact_rule", "parse_rule"]
+
+GroupResolver = Callable[[str], "frozenset[str] | None"]
+"""``group name -> tool names`` (None when the group is unknown)."""
+
+COMMAND_ARGUMENTS = frozenset({"command", "cmd", "script"})
+"""Argument names whose values are shell command lines, matched sub-command by sub-command."""
+
+_RULE = re.compile(r"^\s*(?P<tool>[^\s()@]+)(?:@(?P<version>[^\s()]+))?\s*(?:\((?P<args>.*)\))?\s*\Z", re.S)
+_GLOB = frozenset("*?[")
+
+
+class PolicyConfigError(ToolrigError, ValueError):
+    """A policy is configured wrongly (bad rule syntax, empty ``ALLOWED_TOOLS``, unknown names under CI)."""
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted-key, compact JSON: equal argument objects give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """One parsed rule.
+
+    Attributes:
+        text: the rule as written (shown by ``explain`` and ``lint``).
+        tool: a glob over tool names, or ``group:NAME``.
+        version: the exact tool version the rule is pinned to, or None for any.
+        arguments: argument name -> glob over its value.
+        exact_arguments: canonical JSON the whole argument object must equal (remembered approvals).
+    """
+
+    text: str
+    tool: str
+    version: str | None = None
+    arguments: Mapping[str, str] = field(default_factory=dict)
+    exact_arguments: str | None = None
+
+    @property
+    def group(self) -> str | None:
+        """The group name of a ``group:NAME`` rule."""
+        return self.tool[6:] if self.tool.startswith("group:") else None
+
+    @property
+    def is_glob(self) -> bool:
+        """True when the tool part is a glob (not a plain name or a group)."""
+        return self.group is None and any(c in _GLOB for c in self.tool)
+
+    def matches_name(self, name: str, groups: GroupResolver) -> bool:
+        """Does the tool part match ``name``?"""
+        group = self.group
+        if group is not None:
+            members = groups(group)
+            return members is not None and name in members
+        return fnmatch.fnmatchcase(name, self.tool)
+
+    def matches(self, name: str, version: str | None, arguments: Mapping[str, Any], groups: GroupResolver, *,
+                restrictive: bool) -> bool:
+        """Does the rule cover this call?
+
+        ``restrictive`` is True for ask and deny rules: a command argument then matches when ANY of
+        its sub-commands matches; for allow rules EVERY sub-command must match (and a command that
+        cannot be parsed safely never matches).
+        """
+        if not self.matches_name(name, groups):
+            return False
+        if self.version is not None and version != self.version:
+            return False
+        if self.exact_arguments is not None:
+            try:
+                return canonical_json(dict(arguments)) == self.exact_arguments
+            except (TypeError, ValueError):
+                return False
+        return all(self._argument_matches(key, glob, arguments, restrictive=restrictive)
+                   for key, glob in self.arguments.items())
+
+    @staticmethod
+    def _argument_matches(key: str, glob: str, arguments: Mapping[str, Any], *, restrictive: bool) -> bool:
+        if key not in arguments:
+            return False
+        value = arguments[key]
+        if isinstance(value, bool) or value is None:
+            text = json.dumps(value)
+        elif isinstance(value, str | int | float):
+            text = str(value)
+        else:
+            return False  # lists and objects are not matched by a glob
+        if key in COMMAND_ARGUMENTS and isinstance(value, str):
+            return command_matches(text, glob, restrictive=restrictive)
+        return fnmatch.fnmatchcase(text, glob)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_rule(text: str | Rule) -> Rule:
+    """Parse a rule string (a :class:`Rule` is returned as is).
+
+    Raises:
+        PolicyConfigError: the text is not a rule.
+    """
+    if isinstance(text, Rule):
+        return text
+    if not isinstance(text, str):
+        raise PolicyConfigError(f"a rule must be a string, got {type(text).__name__}: {text!r}")
+    m = _RULE.match(text)
+    if m is None or not m["tool"]:
+        raise PolicyConfigError(f"cannot parse rule {text!r}: expected 'name', 'glob*', 'group:NAME', "
+                                "'name@version' or 'name(arg=\"glob\")'")
+    tool = m["tool"]
+    if tool.startswith("group:") and len(tool) == 6:
+        raise PolicyConfigError(f"rule {text!r}: 'group:' needs a group name")
+    arguments = _parse_arguments(text, m["args"]) if m["args"] is not None else {}
+    return Rule(text=text.strip(), tool=tool, version=m["version"], arguments=arguments)
+
+
+def _parse_arguments(text: str, args: str) -> dict[str, str]:
+    try:
+        node = ast.parse(f"_({args})", mode="eval").body
+    except SyntaxError as exc:
+        raise PolicyConfigError(f"rule {text!r}: arguments must look like name=\"glob\": {exc.msg}") from exc
+    assert isinstance(node, ast.Call)
+    if node.args:
+        raise PolicyConfigError(f"rule {text!r}: arguments must be given by name, as name=\"glob\"")
+    out: dict[str, str] = {}
+    for kw in node.keywords:
+        if kw.arg is None or not isinstance(kw.value, ast.Constant) or not isinstance(kw.value.value, str):
+            raise PolicyConfigError(f"rule {text!r}: each argument must be name=\"glob\" with a string glob")
+        out[kw.arg] = kw.value.value
+    if not out:
+        raise PolicyConfigError(f"rule {text!r}: empty argument list; drop the parentheses")
+    return out
+
+
+def exact_rule(name: str, version: str | None, arguments: Mapping[str, Any]) -> Rule:
+    """A rule no wider than one approved call: this tool, this version, exactly these arguments."""
+    exact = canonical_json(dict(arguments))
+    pinned = f"{name}@{version}" if version else name
+    return Rule(text=f"{pinned} with arguments == {exact}", tool=_escape_glob(name), version=version,
+                exact_arguments=exact)
+
+
+def _escape_glob(name: str) -> str:
+    return "".join(f"[{c}]" if c in _GLOB else c for c in name)
