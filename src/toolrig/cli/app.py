@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli.check",
     "toolrig.cli.audit",
     "toolrig.cli.call",
+    "toolrig.cli.policy",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 

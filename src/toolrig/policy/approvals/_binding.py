@@ -21,10 +21,13 @@ def binding_hash(name: str, version: str | None, arguments: Mapping[str, Any] | 
 
 
 def version_of(tools: Any, name: str) -> str | None:
-    """The version of tool ``name`` in a Registry / Toolset (None when there is no such tool or no tools)."""
+    """The version of tool ``name`` in a Registry, Toolset or list of tools (None when absent)."""
     if tools is None:
         return None
-    found = tools.get(name)
+    if isinstance(tools, list | tuple):
+        found = next((t for t in tools if getattr(t, "name", None) == name), None)
+    else:
+        found = tools.get(name)
     return found.spec.version if found is not None else None
 
 

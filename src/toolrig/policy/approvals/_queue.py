@@ -9,6 +9,7 @@ bound to exactly this call. No answer in time, a denial, or any error denies.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import secrets
@@ -64,15 +65,19 @@ class ApprovalQueue:
         ttl: seconds an approval stays usable once given (it is used at once by the waiting call).
         tools: a Registry / Toolset the tool version is read from (part of what an approval binds to).
         clock: epoch-seconds time source (``time.time``); tests pass a fake one.
+        notify: called (sync or async) with each new request, e.g. to page a human; its failure is logged
+            and the request still waits.
     """
 
     def __init__(self, location: str | Path | ApprovalStore | None = None, *, timeout: float = 300.0,
-                 ttl: float = 60.0, tools: Any = None, clock: Callable[[], float] = time.time) -> None:
+                 ttl: float = 60.0, tools: Any = None, clock: Callable[[], float] = time.time,
+                 notify: Callable[[ApprovalRequest], Any] | None = None) -> None:
         self.store = open_store(location)
         self.timeout = timeout
         self.ttl = ttl
         self.tools = tools
         self.clock = clock
+        self.notify = notify
 
     async def submit(self, call: ToolCall, context: CallContext, reason: str,
                      version: str | None = None) -> ApprovalRequest:
@@ -84,6 +89,13 @@ class ApprovalQueue:
             binding=binding_hash(call.name, version, call.arguments), reason=reason, user=context.user,
             agent=context.agent, session=context.session, created=now, expires=now + self.timeout, ttl=self.ttl)
         await self.store.add(request)
+        if self.notify is not None:
+            try:
+                result = self.notify(request)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("approval notify callback failed for request %s", request.id)
         return request
 
     async def __call__(self, call: ToolCall, context: CallContext, reason: str) -> bool:

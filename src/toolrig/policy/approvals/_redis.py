@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from toolrig.policy.approvals._request import ApprovalRequest, Status
 
@@ -54,17 +55,28 @@ return 1
 _KEEP_SECONDS = 7 * 24 * 3600
 
 
+def _split_prefix(url: str) -> tuple[str, str | None]:
+    """``redis://host/0?prefix=NAME`` -> (URL without it, NAME): one string names one queue."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    prefix = next((v for k, v in query if k == "prefix"), None)
+    rest = urlencode([(k, v) for k, v in query if k != "prefix"])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), prefix
+
+
 class RedisApprovalStore:
-    """Requests as JSON under ``{prefix}:req:{id}``; decisions and uses are Lua scripts (atomic).
+    """Requests as JSON under ``{prefix}:req:{id}`` (prefix from ``?prefix=`` in the URL, default
+    ``toolrig:approvals``); decisions and uses are Lua scripts (atomic).
 
     A waiter blocks on a per-request list that :meth:`decide` pushes to, so it wakes at once.
     """
 
-    def __init__(self, url: str, *, prefix: str = "toolrig:approvals") -> None:
+    def __init__(self, url: str, *, prefix: str | None = None) -> None:
         import redis.asyncio as aioredis
 
+        url, query_prefix = _split_prefix(url)
         self.url = url
-        self.prefix = prefix
+        self.prefix = prefix or query_prefix or "toolrig:approvals"
         self.redis: Any = aioredis.from_url(url, decode_responses=True)
         self._decide = self.redis.register_script(_DECIDE)
         self._consume = self.redis.register_script(_CONSUME)

@@ -1,0 +1,55 @@
+"""Loading a :class:`Policy` from a YAML or JSON file (``toolrig policy ... --config FILE``).
+
+Keys: ``preset``, ``allow``, ``ask``, ``deny``, ``layers`` (list of ``{name?, agent?, group?, user?,
+allow?, ask?, deny?}``), ``owners``, ``groups``, ``trusted``, ``allowed_tools`` (absent: the
+``ALLOWED_TOOLS`` environment variable) and ``tools`` (a tool SOURCE for the CLI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolrig.policy._policy import ENV, Policy
+from toolrig.policy._rules import PolicyConfigError
+
+__all__ = ["load_policy", "policy_from_mapping"]
+
+_KEYS = frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted", "allowed_tools",
+                   "tools"})
+
+
+def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy:
+    """A Policy from a config mapping (the ``tools`` key is ignored here; pass ``tools``).
+
+    Raises:
+        PolicyConfigError: unknown keys or values of the wrong shape.
+    """
+    if not isinstance(data, Mapping):
+        raise PolicyConfigError(f"a policy config must be a mapping, got {type(data).__name__}")
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise PolicyConfigError(f"unknown policy config keys: {', '.join(sorted(unknown))}")
+    for key in ("allow", "ask", "deny", "trusted", "layers"):
+        if not isinstance(data.get(key, []), list):
+            raise PolicyConfigError(f"policy config {key!r} must be a list")
+    return Policy(str(data.get("preset", "default")), allow=data.get("allow", ()), ask=data.get("ask", ()),
+                  deny=data.get("deny", ()), layers=data.get("layers", ()), owners=data.get("owners"),
+                  groups=data.get("groups"), trusted=data.get("trusted", ()),
+                  allowed_tools=data.get("allowed_tools", ENV), tools=tools)
+
+
+def load_policy(path: str | Path, *, tools: Any = None) -> Policy:
+    """Read a YAML (or JSON) policy file.
+
+    Raises:
+        PolicyConfigError: the file cannot be read or parsed, or its content is not a valid policy.
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise PolicyConfigError(f"cannot read policy config {path}: {exc}") from exc
+    return policy_from_mapping(data or {}, tools=tools)
