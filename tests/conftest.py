@@ -21,7 +21,10 @@ def anyio_backend() -> str:
 def shared_dir() -> Path:
     """Path of ../shared; tests that need it skip with a reason when it is absent."""
     if not (SHARED / "data").is_dir():
-        pytest.skip(f"shared data not found at {SHARED}")
+        pytest.skip(
+            f"the shared corpora (security attack files, retrieval benchmark) are not at {SHARED}: "
+            "they come with the project's shared/ folder, which must sit beside this clone as ../shared"
+        )
     return SHARED
 
 

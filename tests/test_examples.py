@@ -129,3 +129,33 @@ def test_markdown_toolrig_commands_run(doc: Path, monkeypatch: pytest.MonkeyPatc
         result = runner.invoke(app, args)
         assert result.exit_code == 0, f"toolrig {shlex.join(args)} exited {result.exit_code}: {result.output}"
         assert result.stdout.strip()
+
+
+def readme_blocks_with_continuation() -> list[tuple[str, bool]]:
+    """README python blocks, each with whether its lead-in prose says it continues the previous one."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks: list[tuple[str, bool]] = []
+    end = 0
+    for match in re.finditer(r"^```python\n(.*?)^```", text, flags=re.M | re.S):
+        lead_in = text[end:match.start()]
+        blocks.append((match.group(1), "continues the previous one" in lead_in))
+        end = match.end()
+    return blocks
+
+
+def test_each_readme_block_runs_when_copied_on_its_own(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user copies one Quick start block at a time: each runs alone unless it says it continues."""
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, Any] = {}
+    blocks = readme_blocks_with_continuation()
+    assert any(not continues for _, continues in blocks[1:]), "every README block depends on another"
+    for i, (block, continues) in enumerate(blocks, 1):
+        if not continues:
+            namespace = {"__name__": f"readme_block_{i}"}
+        try:
+            exec(compile(block, f"README.md[python block {i}]", "exec"), namespace)
+        except Exception as exc:
+            pytest.fail(f"README python block {i} fails when run as the README says: "
+                        f"{type(exc).__name__}: {exc}\n{block}")
+    capsys.readouterr()
