@@ -204,7 +204,7 @@ def toolrig_value(outcome: Any) -> int:
 
 
 def toolrig_prepare(args: list[str]) -> list[Any]:
-    from toolrig.calls import ToolCall
+    from toolrig._calls import ToolCall
 
     return [ToolCall(name="add", arguments=s, id=f"call_{i}") for i, s in enumerate(args)]
 

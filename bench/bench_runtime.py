@@ -131,7 +131,7 @@ async def per_call(variant: str, n: int, rounds: int, warmup: int, peers: bool) 
 
 async def call_many(n_calls: int, rounds: int) -> dict[str, dict[str, float]]:
     """Throughput of ``Runtime.call_many`` on ``n_calls`` calls (and pydantic-ai tasks for reference)."""
-    from toolrig.calls import ToolCall
+    from toolrig._calls import ToolCall
 
     cases: list[tuple[str, Callable[[], Awaitable[Subject]], dict[str, Any]]] = [
         ("toolrig.default async, max_concurrency=8", lambda: toolrig_default("async"), {}),
@@ -174,7 +174,7 @@ async def call_many(n_calls: int, rounds: int) -> dict[str, dict[str, float]]:
 async def loop_stall(calls: int = 8, sleep_s: float = 0.02) -> dict[str, float]:
     """Longest event-loop stall while ``calls`` slow ``def`` tools (``time.sleep``) run concurrently."""
     from toolrig import tool
-    from toolrig.calls import ToolCall
+    from toolrig._calls import ToolCall
     from toolrig.runtime import Runtime, minimal_stages
 
     def slow(x: int) -> int:
@@ -217,9 +217,9 @@ async def stage_costs(n: int, rounds: int) -> dict[str, float]:
     import tempfile
 
     from toolrig import tool
-    from toolrig.calls import ToolCall
-    from toolrig.context import CallContext
-    from toolrig.outcome import ToolOutcome
+    from toolrig._calls import ToolCall
+    from toolrig._context import CallContext
+    from toolrig._outcome import ToolOutcome
     from toolrig.runtime import Invocation, Runtime, build_chain, default_stages
 
     folder = tempfile.mkdtemp(prefix="toolrig-bench-stages-")
@@ -264,12 +264,12 @@ def audit_writer_cost(n: int) -> float:
     """CPU µs per row of the background audit writer (build the row, redact, write it to SQLite)."""
     import tempfile
 
-    from toolrig.audit.sinks import open_sink
-    from toolrig.audit.writer import AuditWriter
-    from toolrig.calls import ToolCall
-    from toolrig.context import CallContext
-    from toolrig.outcome import ToolOutcome
-    from toolrig.results import to_result
+    from toolrig._calls import ToolCall
+    from toolrig._context import CallContext
+    from toolrig._outcome import ToolOutcome
+    from toolrig._results import to_result
+    from toolrig.audit._sinks import open_sink
+    from toolrig.audit._writer import AuditWriter
 
     writer = AuditWriter(open_sink(os.path.join(tempfile.mkdtemp(prefix="toolrig-bench-audit-"), "audit.sqlite")))
     best = math.inf

@@ -4,7 +4,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from toolrig.audit import AuditLog
-from toolrig.cli.app import app
+from toolrig.cli._app import app
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "weather_tools.py")
 runner = CliRunner()

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from toolrig import CallContext, Injected, Tool, current_context, tool
-from toolrig.context import EMPTY_CONTEXT, InjectionError, use_context
+from toolrig._context import EMPTY_CONTEXT, InjectionError, use_context
 
 
 @dataclass

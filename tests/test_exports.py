@@ -50,7 +50,7 @@ def test_every_exported_name_resolves(name: str) -> None:
     if name == "__version__":
         assert isinstance(value, str) and value.count(".") == 2
     elif name == "Injected":
-        assert value is toolrig.context.Injected
+        assert value is toolrig._context.Injected
     else:
         assert getattr(value, "__module__", "").startswith("toolrig."), f"{name} comes from {value!r}"
         assert (getattr(value, "__doc__", None) or "").strip(), f"{name} has no docstring"

@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from toolrig import CallContext, Injected, tool
 from toolrig._fastschema import FastFunctionSchema, fast_function_schema
+from toolrig._schema import FunctionSchema, function_schema, general_function_schema
 from toolrig.errors import ArgumentsError
-from toolrig.schema import FunctionSchema, function_schema, general_function_schema
 
 NAMESPACE: dict[str, Any] = {
     "Annotated": Annotated, "Any": Any, "Literal": Literal, "Optional": Optional, "Union": Union, "Field": Field,

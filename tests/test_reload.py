@@ -13,7 +13,7 @@ import pytest
 
 from toolrig import Registry, ToolStatus, tool
 from toolrig.loading import LoadError, module_name_for
-from toolrig.reload import ReloadResult, Watcher, awatch, reload_file
+from toolrig.registry._reload import ReloadResult, Watcher, awatch, reload_file
 
 TIMEOUT = 15.0
 

@@ -21,7 +21,7 @@ from toolrig import (
     to_result,
     tool,
 )
-from toolrig.results import parts_of, sniff_mime_type
+from toolrig._results import parts_of, sniff_mime_type
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 8

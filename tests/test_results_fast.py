@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrig.results import _NOT_JSON, JsonPart, TextPart, ToolResult, _jsonable, to_result
+from toolrig._results import _NOT_JSON, JsonPart, TextPart, ToolResult, _jsonable, to_result
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),

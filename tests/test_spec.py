@@ -21,7 +21,7 @@ from toolrig import (
     Trust,
     tool,
 )
-from toolrig.spec import check_name, freeze, thaw
+from toolrig._spec import check_name, freeze, thaw
 
 
 def full_spec() -> ToolSpec:

@@ -4,7 +4,7 @@ import pytest
 from packaging.version import Version
 
 from toolrig import BaseTool, tool
-from toolrig.versions import SelectorError, best, parse_selector, split_key
+from toolrig._versions import SelectorError, best, parse_selector, split_key
 
 
 def make(version: str, **options: object) -> BaseTool:

@@ -8,9 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext, Injected, current_context
-from toolrig.define import BaseTool, FunctionTool, Tool, as_tool, tool
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext, Injected, current_context
+from toolrig._define import BaseTool, FunctionTool, Tool, as_tool, tool
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._results import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, ToolResult, to_result
+from toolrig._schematool import SchemaTool, schema_tool
+from toolrig._spec import (
+    Isolation,
+    Permission,
+    RetryPolicy,
+    ToolAnnotations,
+    ToolSpec,
+    ToolStatus,
+    Trust,
+)
+from toolrig._status import ToolState, ToolStats
 from toolrig.errors import (
     ArgumentsError,
     DefinitionError,
@@ -24,19 +37,6 @@ from toolrig.errors import (
     TransientError,
     VersionConflictError,
 )
-from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.results import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, ToolResult, to_result
-from toolrig.schematool import SchemaTool, schema_tool
-from toolrig.spec import (
-    Isolation,
-    Permission,
-    RetryPolicy,
-    ToolAnnotations,
-    ToolSpec,
-    ToolStatus,
-    Trust,
-)
-from toolrig.status import ToolState, ToolStats
 
 __version__ = "0.1.0"
 
@@ -52,8 +52,8 @@ _LAZY = {
     "Policy": "toolrig.policy",
 }
 _SUBMODULES = frozenset({
-    "audit", "cli", "fencing", "loading", "policy", "providers", "redact", "registry", "reload", "runtime", "state",
-    "telemetry", "toolsets", "versions",
+    "audit", "cli", "errors", "fencing", "loading", "policy", "providers", "redact", "registry", "runtime", "state",
+    "toolsets",
 })
 
 

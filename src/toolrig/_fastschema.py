@@ -1,6 +1,6 @@
 """A fast path from simple signatures to the same JSON Schema and validator as the general path.
 
-The general path (:func:`toolrig.schema.general_function_schema`) builds a pydantic model per
+The general path (:func:`toolrig._schema.general_function_schema`) builds a pydantic model per
 tool and asks pydantic for its JSON Schema: correct for every type, but it costs about a
 millisecond and tens of KiB per tool, and it needs the ``pydantic`` main package. Most tool
 parameters are simple: ``str``, ``int``, ``float``, ``bool``, ``list[...]``, ``dict[str, ...]``,
@@ -26,11 +26,11 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic_core import SchemaError, SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
+from toolrig._docstrings import DocInfo, parse_docstring
 from toolrig._fasthints import plain_parameters, plain_type_hints
-from toolrig.docstrings import DocInfo, parse_docstring
-from toolrig.frozen import FrozenDict, FrozenList, freeze
-from toolrig.hints import is_injected
-from toolrig.schema import FunctionSchema, ParamInfo, _output_schema, arguments_error
+from toolrig._frozen import FrozenDict, FrozenList, freeze
+from toolrig._hints import is_injected
+from toolrig._schema import FunctionSchema, ParamInfo, _output_schema, arguments_error
 
 __all__ = ["FastFunctionSchema", "fast_function_schema"]
 
@@ -284,7 +284,7 @@ def _output(annotation: Any) -> Any:
 class FastFunctionSchema(FunctionSchema):
     """A :class:`FunctionSchema` validated by a pydantic-core typed-dict validator (no model class).
 
-    Its schemas are frozen (read-only dicts and lists, as in :class:`~toolrig.spec.ToolSpec`).
+    Its schemas are frozen (read-only dicts and lists, as in :class:`~toolrig._spec.ToolSpec`).
     Inputs that are not plain dicts (rare) are handed to the general path, built on first need,
     so that every error reads exactly as it would there.
     """
@@ -309,7 +309,7 @@ class FastFunctionSchema(FunctionSchema):
     def general(self) -> FunctionSchema:
         """The same schema built by the general (pydantic model) path."""
         if self._general is None:
-            from toolrig.schema import general_function_schema
+            from toolrig._schema import general_function_schema
 
             fn, tool_name, skip_first, description, param_docs = self._origin
             self._general = general_function_schema(fn, tool_name=tool_name, skip_first=skip_first,
@@ -370,7 +370,7 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
                          param_docs: Mapping[str, str] | None = None) -> FastFunctionSchema | None:
     """The schema of ``fn`` when every parameter is simple, else None (take the general path).
 
-    Arguments as for :func:`toolrig.schema.function_schema`. Never raises for a bad
+    Arguments as for :func:`toolrig._schema.function_schema`. Never raises for a bad
     signature: the general path reports it.
     """
     hints = plain_type_hints(fn)

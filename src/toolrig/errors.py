@@ -9,7 +9,7 @@ Exceptions are for the inside of the library; at the tool boundary every failure
     ├── RegistryError            registry misuse
     │   ├── ToolNotFoundError    no tool (or version) under that name
     │   ├── VersionConflictError same name and version registered twice, or a downgrade
-    │   └── SelectorError        a malformed version selector (toolrig.versions)
+    │   └── SelectorError        a malformed version selector (toolrig._versions)
     ├── ToolsetConflictError     two toolsets offer the same tool name
     ├── ArgumentsError           arguments do not match the tool's input schema
     └── ToolFailure              raised *inside* a tool body: a model-visible failure

@@ -30,9 +30,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from toolrig.define import BaseTool, FunctionTool, Tool, as_tool
+from toolrig._define import BaseTool, FunctionTool, Tool, as_tool
 from toolrig.errors import DefinitionError
-from toolrig.toolsets.base import Toolset
+from toolrig.toolsets._base import Toolset
 
 __all__ = [
     "LoadError",

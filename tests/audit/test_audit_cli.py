@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from toolrig.audit import AUDIT_ENV, COMPLETED, AuditRecord, SqliteSink
 from toolrig.cli import app
-from toolrig.cli.audit import parse_since
+from toolrig.cli._audit import parse_since
 
 runner = CliRunner()
 NOW = datetime.now().timestamp()

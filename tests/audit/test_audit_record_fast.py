@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolrig import CallContext, ToolCall, ToolOutcome
+from toolrig._results import to_result
 from toolrig.audit import AuditRecord, SqliteSink
-from toolrig.audit.record import _plain, completed_record, new_row_id, started_record
-from toolrig.audit.sqlite import _row
+from toolrig.audit._record import _plain, completed_record, new_row_id, started_record
+from toolrig.audit._sqlite import _row
 from toolrig.redact import DEFAULT_REDACTOR
-from toolrig.results import to_result
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
@@ -125,7 +125,7 @@ def test_row_ids_do_not_follow_the_global_random_seed() -> None:
 
 def test_arguments_nested_past_the_recursion_limit_still_give_a_row() -> None:
     from toolrig import ToolCall
-    from toolrig.audit.record import _arguments
+    from toolrig.audit._record import _arguments
     from toolrig.redact import DEFAULT_REDACTOR
 
     deep = "[" * 200_000 + "]" * 200_000

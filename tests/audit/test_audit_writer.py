@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from toolrig import CallContext, ToolCall, ToolOutcome
+from toolrig._outcome import ErrorKind, ToolError
+from toolrig._results import ToolResult
 from toolrig.audit import AuditLog, AuditRecord, AuditWriter, SqliteSink
-from toolrig.outcome import ErrorKind, ToolError
-from toolrig.results import ToolResult
 
 
 class Recorder:

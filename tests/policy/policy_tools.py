@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolrig import tool
-from toolrig.spec import ToolAnnotations
+from toolrig._spec import ToolAnnotations
 
 
 @tool(permission="readonly")

@@ -146,7 +146,7 @@ def test_untrusted_annotations_never_lower_the_level(registry: Registry) -> None
 
 def test_annotations_can_raise_the_level() -> None:
     from toolrig import tool
-    from toolrig.spec import ToolAnnotations
+    from toolrig._spec import ToolAnnotations
 
     @tool(permission="readonly", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     def wipe() -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from toolrig import Tool, schema_tool, tool
-from toolrig.define import BaseTool
+from toolrig._define import BaseTool
 
 
 class Color(enum.Enum):

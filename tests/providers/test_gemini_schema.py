@@ -8,7 +8,7 @@ from provider_samples import build_tree, keys_of, keyword_tool, place_order, tag
 
 from toolrig import schema_tool
 from toolrig.providers import check, to_gemini_schema
-from toolrig.providers.gemini_schema import GEMINI_KEYWORDS
+from toolrig.providers._gemini_schema import GEMINI_KEYWORDS
 
 
 def assert_gemini_dialect(schema: dict[str, Any]) -> None:

@@ -12,9 +12,9 @@ from provider_samples import Color, build_tree, keyword_tool, place_order, tag_c
 from pydantic import Field, create_model
 
 from toolrig import schema_tool, tool
-from toolrig.define import BaseTool
+from toolrig._define import BaseTool
 from toolrig.providers import check, drop_strict_nulls, to_strict_schema
-from toolrig.providers.strict import STRICT_KEYWORDS, accepts_null
+from toolrig.providers._strict import STRICT_KEYWORDS, accepts_null
 
 
 def assert_strict_invariants(original: dict[str, Any], strict: dict[str, Any]) -> None:

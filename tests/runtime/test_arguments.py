@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolrig.errors import ArgumentsError
-from toolrig.runtime.arguments import ArgumentLimits, check_value, json_depth, loads_strict, parse_arguments
+from toolrig.runtime._arguments import ArgumentLimits, check_value, json_depth, loads_strict, parse_arguments
 
 
 def test_parse_accepts_object_string_and_mapping() -> None:

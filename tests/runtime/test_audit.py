@@ -11,14 +11,14 @@ import anyio
 import pytest
 
 from toolrig import CallContext, ToolCall, tool
+from toolrig._outcome import ErrorKind
 from toolrig.audit import STARTED, AuditLog, AuditRecord
-from toolrig.outcome import ErrorKind
 from toolrig.runtime import Decision, Runtime
-from toolrig.runtime.audit import AuditStage
-from toolrig.runtime.chain import CallNext
-from toolrig.runtime.invocation import Invocation
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime._invocation import Invocation
+from toolrig.runtime.stages._audit import AuditStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 
 GHP = "ghp_" + "Q7" * 18
 

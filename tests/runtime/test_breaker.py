@@ -11,9 +11,9 @@ import pytest
 from toolrig import CallContext, ErrorKind, ToolCall, ToolError, ToolOutcome, tool
 from toolrig.errors import ModelRetry, RateLimitedError
 from toolrig.runtime import BreakerStage, FakeClock, RateLimitStage, Runtime, default_stages
-from toolrig.runtime.breaker import classify_outcome
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._breaker import classify_outcome
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 from toolrig.state import BreakerConfig, BreakerResult, CircuitState, RedisState
 
 pytestmark = pytest.mark.anyio
@@ -256,7 +256,7 @@ async def test_bad_settings_are_refused_or_ignored_with_a_warning(caplog: pytest
         return "x"
 
     odd = tool(metadata={"breaker": {"failure_treshold": 1}})(odd_tool)
-    caplog.set_level(logging.WARNING, "toolrig.runtime.breaker")
+    caplog.set_level(logging.WARNING, "toolrig.runtime.stages._breaker")
     stage = BreakerStage(failure_threshold=4)
     assert stage.config_for(odd.spec) == BreakerConfig(failure_threshold=4)
     assert "ignoring metadata['breaker']" in caplog.text
@@ -288,7 +288,7 @@ async def test_unreachable_redis_fails_open_with_a_warning(caplog: pytest.LogCap
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     state = RedisState(f"redis://127.0.0.1:{port}/0", socket_timeout=1.0)
-    caplog.set_level(logging.WARNING, "toolrig.runtime.breaker")
+    caplog.set_level(logging.WARNING, "toolrig.runtime.stages._breaker")
     async with make(BreakerStage(failure_threshold=1), state=state) as rt:
         health["up"] = True
         outcomes = [await call(rt, "flaky") for _ in range(3)]

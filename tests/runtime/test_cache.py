@@ -10,10 +10,10 @@ from pydantic import BaseModel
 from toolrig import CallContext, ErrorKind, ImagePart, JsonPart, TextPart, ToolCall, ToolResult, tool
 from toolrig.errors import ModelRetry
 from toolrig.runtime import CacheStage, FakeClock, Runtime, default_stages
-from toolrig.runtime.breaker import BreakerStage
-from toolrig.runtime.cache import result_from_dict
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._breaker import BreakerStage
+from toolrig.runtime.stages._cache import result_from_dict
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 from toolrig.state import MemoryState
 
 pytestmark = pytest.mark.anyio

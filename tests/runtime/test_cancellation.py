@@ -12,7 +12,7 @@ import process_tools as pt
 import pytest
 
 from toolrig import RetryPolicy, ToolCall, ToolOutcome, tool
-from toolrig.outcome import ErrorKind
+from toolrig._outcome import ErrorKind
 from toolrig.runtime import Runtime, SystemClock
 
 

@@ -7,9 +7,9 @@ import anyio
 import pytest
 
 from toolrig import CallContext, ToolCall, ToolOutcome, tool
-from toolrig.outcome import ErrorKind
+from toolrig._outcome import ErrorKind
 from toolrig.runtime import Decision, Invocation, Runtime, default_stages, insert_before
-from toolrig.runtime.chain import CallNext
+from toolrig.runtime._chain import CallNext
 
 
 @tool(permission="readonly")

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from toolrig import tool
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext, current_context, use_context
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext, current_context, use_context
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._results import ToolResult
 from toolrig.errors import ArgumentsError
-from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.results import ToolResult
-from toolrig.runtime.arguments import ArgumentLimits, check_value, loads_strict, parse_arguments
-from toolrig.runtime.invocation import Invocation
-from toolrig.runtime.repair import RepairStage, repair_arguments
-from toolrig.runtime.services import Services
+from toolrig.runtime._arguments import ArgumentLimits, check_value, loads_strict, parse_arguments
+from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
+from toolrig.runtime.stages._repair import RepairStage, repair_arguments
 
 
 class Filters(BaseModel):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from toolrig import ToolCall, ToolOutcome, schema_tool, tool
-from toolrig.outcome import ErrorKind
+from toolrig._outcome import ErrorKind
 from toolrig.runtime import Runtime
 
 

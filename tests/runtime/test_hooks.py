@@ -5,11 +5,11 @@ import pytest
 
 from toolrig import CallContext, ToolCall, ToolOutcome, tool
 from toolrig.runtime import Decision, Runtime, fold_decisions
-from toolrig.runtime.approval import ApprovalStage
-from toolrig.runtime.hooks import HooksStage
-from toolrig.runtime.repair import RepairStage
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._approval import ApprovalStage
+from toolrig.runtime.stages._hooks import HooksStage
+from toolrig.runtime.stages._repair import RepairStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 
 CALLS: list[dict[str, Any]] = []
 

@@ -13,7 +13,7 @@ import process_tools as pt
 import pytest
 
 from toolrig import CallContext, Injected, ToolCall, current_context, schema_tool, tool
-from toolrig.outcome import ErrorKind
+from toolrig._outcome import ErrorKind
 from toolrig.runtime import (
     CallTimeoutError,
     IsolationStage,

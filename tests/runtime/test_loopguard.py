@@ -6,8 +6,8 @@ import pytest
 
 from toolrig import CallContext, ErrorKind, ToolCall, ToolOutcome, tool
 from toolrig.runtime import FakeClock, LoopGuardStage, Runtime, default_stages
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 
 pytestmark = pytest.mark.anyio
 

@@ -5,15 +5,15 @@ from typing import Any
 import pytest
 
 from toolrig import ToolCall, ToolOutcome, tool
+from toolrig._outcome import ErrorKind
+from toolrig._results import ResourcePart, ToolResult
 from toolrig.fencing import FENCE_TAG
-from toolrig.outcome import ErrorKind
 from toolrig.redact import Redactor
-from toolrig.results import ResourcePart, ToolResult
 from toolrig.runtime import Runtime
-from toolrig.runtime.fence import FenceStage
-from toolrig.runtime.process import ProcessStage, ResultLimits, cap_arrays, process_outcome, truncate
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._fence import FenceStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._results import ProcessStage, ResultLimits, cap_arrays, process_outcome, truncate
+from toolrig.runtime.stages._validate import ValidateStage
 
 GHP = "ghp_" + "Z9" * 18
 

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolrig import ToolOutcome
-from toolrig.outcome import ErrorKind, ToolError
+from toolrig._outcome import ErrorKind, ToolError
+from toolrig._results import JsonPart, TextPart, ToolResult, to_result
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.results import JsonPart, TextPart, ToolResult, to_result
-from toolrig.runtime.process import ResultLimits, _process_general, _untouched, process_outcome
+from toolrig.runtime.stages._results import ResultLimits, _process_general, _untouched, process_outcome
 
 GHP = "ghp_" + "Z9" * 18
 _DIGITS = Redactor.create([r"\d{4,}"])  # a custom rule that also hits a number's rendering

@@ -9,8 +9,8 @@ import pytest
 
 from toolrig import CallContext, ErrorKind, ToolCall, tool
 from toolrig.runtime import FakeClock, RateLimitStage, Runtime, default_stages
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 from toolrig.state import RedisState
 
 pytestmark = pytest.mark.anyio

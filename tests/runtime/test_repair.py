@@ -6,9 +6,9 @@ from pydantic import BaseModel
 
 from toolrig import ToolCall, schema_tool, tool
 from toolrig.runtime import Runtime
-from toolrig.runtime.repair import RepairStage, repair_arguments
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._repair import RepairStage, repair_arguments
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 
 
 class Filters(BaseModel):

@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from toolrig import RetryPolicy, ToolCall, ToolOutcome, tool
+from toolrig._outcome import ErrorKind, ToolError
 from toolrig.errors import ModelRetry, RateLimitedError, TransientError
-from toolrig.outcome import ErrorKind, ToolError
 from toolrig.runtime import (
     CallTimeoutError,
     FakeClock,
@@ -19,8 +19,8 @@ from toolrig.runtime import (
     default_stages,
     minimal_stages,
 )
-from toolrig.runtime.chain import CallNext
-from toolrig.runtime.retry import backoff_delay, next_delay, should_retry
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime.stages._retry import backoff_delay, next_delay, should_retry
 
 POLICY = RetryPolicy(max_attempts=4, initial_delay=0.5, multiplier=2.0, max_delay=3.0, jitter=0.2)
 

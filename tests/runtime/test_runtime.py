@@ -4,9 +4,9 @@ import anyio
 import pytest
 
 from toolrig import CallContext, Injected, ToolCall, ToolOutcome, current_context, tool
-from toolrig.outcome import ErrorKind
+from toolrig._outcome import ErrorKind
 from toolrig.runtime import Invocation, Runtime, default_stages, insert_before, minimal_stages, remove_stage
-from toolrig.runtime.chain import CallNext
+from toolrig.runtime._chain import CallNext
 
 
 @tool(permission="readonly")

@@ -25,8 +25,8 @@ from toolrig.runtime import (
     default_stages,
     replace_stage,
 )
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 from toolrig.state import RedisState
 
 pytestmark = pytest.mark.anyio

@@ -14,12 +14,12 @@ from prometheus_client import CollectorRegistry
 
 from toolrig import ToolCall, ToolOutcome, tool
 from toolrig.runtime import Runtime
-from toolrig.runtime.chain import CallNext
-from toolrig.runtime.invocation import Invocation
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.telemetry import TelemetryStage, outcome_kind
-from toolrig.runtime.validate import ValidateStage
-from toolrig.telemetry import UNKNOWN_TOOL, metrics_for, set_breaker_state
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._metrics import UNKNOWN_TOOL, metrics_for, set_breaker_state
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._telemetry import TelemetryStage, outcome_kind
+from toolrig.runtime.stages._validate import ValidateStage
 
 
 @tool(permission="readonly", metadata={"gen_ai.tool.type": "datastore"})
@@ -68,7 +68,7 @@ async def test_span_follows_the_genai_execute_tool_conventions(traced: Any) -> N
     assert attrs["gen_ai.tool.call.id"] == "call_1"
     assert attrs["gen_ai.tool.type"] == "datastore"
     assert attrs["gen_ai.tool.description"] == "Look a key up in the store."
-    assert attrs["toolrig.outcome.kind"] == "ok" and attrs["toolrig.tool.version"] == "1.0.0"
+    assert attrs["toolrig._outcome.kind"] == "ok" and attrs["toolrig.tool.version"] == "1.0.0"
     assert "error.type" not in attrs and span.status.status_code is not StatusCode.ERROR
     assert "gen_ai.tool.call.arguments" not in attrs and "gen_ai.tool.call.result" not in attrs
 
@@ -161,7 +161,7 @@ async def test_disabled_stage_passes_the_outcome_through_untouched() -> None:
 
 
 def test_outcome_kind() -> None:
-    from toolrig.results import ToolResult
+    from toolrig._results import ToolResult
 
     assert outcome_kind(ToolOutcome.success("c", "t", ToolResult.text_result("x"))) == "ok"
     assert outcome_kind(ToolOutcome.success("c", "t", ToolResult.error("x"))) == "execution_error"
@@ -174,7 +174,7 @@ sys.modules["opentelemetry"] = None
 import anyio
 from toolrig import ToolCall, tool
 from toolrig.runtime import Runtime
-from toolrig.telemetry import set_breaker_state
+from toolrig.runtime._metrics import set_breaker_state
 
 @tool(permission="readonly")
 def add(a: int, b: int) -> int:
@@ -200,7 +200,7 @@ def test_without_the_extras_telemetry_is_a_free_pass_through() -> None:
 @pytest.mark.anyio
 async def test_breaker_gauge_follows_the_breaker_stage() -> None:
     from toolrig.runtime import FakeClock
-    from toolrig.runtime.breaker import BreakerStage
+    from toolrig.runtime.stages._breaker import BreakerStage
 
     healthy = {"now": False}
 

@@ -19,9 +19,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client import CollectorRegistry
 from toolrig import ToolCall, tool
 from toolrig.runtime import Runtime
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.telemetry import TelemetryStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.stages._validate import ValidateStage
 
 @tool(permission="readonly")
 def add(a: int, b: int) -> int:
@@ -59,9 +59,9 @@ import anyio
 from prometheus_client import CollectorRegistry
 from toolrig import ToolCall, tool
 from toolrig.runtime import Runtime
-from toolrig.runtime.resolve import ResolveStage
-from toolrig.runtime.telemetry import TelemetryStage
-from toolrig.runtime.validate import ValidateStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.stages._validate import ValidateStage
 
 @tool(permission="readonly")
 def add(a: int, b: int) -> int:

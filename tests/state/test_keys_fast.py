@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from toolrig.state import canonical_arguments
-from toolrig.state.keys import _FAST
+from toolrig.state._keys import _FAST
 
 
 class Shade(Enum):

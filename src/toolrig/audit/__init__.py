@@ -5,15 +5,22 @@
 * :class:`AuditWriter`: the background thread that builds and writes rows in batches.
 * :func:`open_sink`: reads ``Runtime(audit=...)`` (path, ``sqlite:///`` URL, sink, callable, False).
 
-The pipeline stage is :class:`toolrig.runtime.audit.AuditStage`.
+The pipeline stage is :class:`toolrig.runtime.stages._audit.AuditStage`.
 """
 
 from __future__ import annotations
 
-from toolrig.audit.record import COMPLETED, STARTED, AuditRecord
-from toolrig.audit.sinks import AUDIT_ENV, AuditSink, CallableSink, configured_audit_path, default_audit_path, open_sink
-from toolrig.audit.sqlite import AuditLog, Since, SqliteSink
-from toolrig.audit.writer import AuditWriter
+from toolrig.audit._record import COMPLETED, STARTED, AuditRecord
+from toolrig.audit._sinks import (
+    AUDIT_ENV,
+    AuditSink,
+    CallableSink,
+    configured_audit_path,
+    default_audit_path,
+    open_sink,
+)
+from toolrig.audit._sqlite import AuditLog, Since, SqliteSink
+from toolrig.audit._writer import AuditWriter
 
 __all__ = [
     "AUDIT_ENV",

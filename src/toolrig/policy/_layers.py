@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolrig.context import CallContext
+from toolrig._context import CallContext
 from toolrig.policy._rules import PolicyConfigError, Rule, parse_rule
 
 __all__ = ["KIND_ORDER", "Layer"]

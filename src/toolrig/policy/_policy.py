@@ -7,15 +7,15 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolrig.calls import ToolCall
-from toolrig.context import EMPTY_CONTEXT, CallContext
+from toolrig._calls import ToolCall
+from toolrig._context import EMPTY_CONTEXT, CallContext
+from toolrig._spec import Permission, ToolSpec
 from toolrig.policy._allowed import check_allowed_names, in_ci, read_allowed_tools
 from toolrig.policy._explain import Explanation
 from toolrig.policy._layers import KIND_ORDER, Layer
 from toolrig.policy._presets import PRESETS, effective_permission
 from toolrig.policy._rules import GroupResolver, PolicyConfigError, Rule, exact_rule, parse_rule
 from toolrig.runtime import Verdict
-from toolrig.spec import Permission, ToolSpec
 
 if TYPE_CHECKING:
     from toolrig.policy._lint import LintFinding

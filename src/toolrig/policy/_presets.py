@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from toolrig._spec import Permission, ToolSpec, Trust
 from toolrig.runtime import Verdict
-from toolrig.spec import Permission, ToolSpec, Trust
 
 __all__ = ["PRESETS", "effective_permission"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolrig.outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime import CallNext, Invocation, fold_decisions
-from toolrig.runtime.hooks import decision_meta
+from toolrig.runtime.stages._hooks import decision_meta
 
 if TYPE_CHECKING:
     from toolrig.policy._policy import Policy

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 
-from toolrig.outcome import ToolOutcome
-from toolrig.results import ImagePart, ResourcePart
+from toolrig._outcome import ToolOutcome
+from toolrig._results import ImagePart, ResourcePart
 
 __all__ = ["b64", "data_url", "images", "pdfs"]
 

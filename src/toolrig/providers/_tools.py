@@ -6,9 +6,9 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
-from toolrig.define import BaseTool, as_tool
+from toolrig._define import BaseTool, as_tool
+from toolrig._spec import ToolSpec
 from toolrig.errors import DefinitionError
-from toolrig.spec import ToolSpec
 
 __all__ = ["ToolsLike", "collect_specs", "spec_of"]
 

@@ -1,6 +1,6 @@
 """Shared machinery of the schema transforms: the change log, keyword phrasing, refs, ``allOf``.
 
-A transform never mutates its input: it walks a plain copy (see :func:`toolrig.spec.thaw`) and
+A transform never mutates its input: it walks a plain copy (see :func:`toolrig._spec.thaw`) and
 records, in a :class:`Notes` log, every change it made and everything it could not express.
 """
 

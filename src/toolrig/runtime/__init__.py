@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from toolrig.runtime.audit import AuditStage
-from toolrig.runtime.breaker import BreakerStage
-from toolrig.runtime.cache import CacheStage
-from toolrig.runtime.chain import CallNext, Stage, build_chain
-from toolrig.runtime.clock import Clock, FakeClock, SystemClock
-from toolrig.runtime.decision import Decision, Verdict, fold_decisions
-from toolrig.runtime.defaults import (
+from toolrig.runtime._chain import CallNext, Stage, build_chain
+from toolrig.runtime._clock import Clock, FakeClock, SystemClock
+from toolrig.runtime._decision import Decision, Verdict, fold_decisions
+from toolrig.runtime._defaults import (
     default_stages,
     insert_after,
     insert_before,
@@ -16,18 +13,21 @@ from toolrig.runtime.defaults import (
     remove_stage,
     replace_stage,
 )
-from toolrig.runtime.fence import FenceStage
-from toolrig.runtime.invocation import Invocation
-from toolrig.runtime.isolation import CallTimeoutError, IsolationStage
-from toolrig.runtime.loopguard import LoopGuardStage
-from toolrig.runtime.process import ProcessStage, ResultLimits
-from toolrig.runtime.process_pool import ProcessPool
-from toolrig.runtime.ratelimit import RateLimitStage
-from toolrig.runtime.retry import RetryStage
-from toolrig.runtime.runtime import Runtime
-from toolrig.runtime.services import ApprovalHandler, Services
-from toolrig.runtime.telemetry import TelemetryStage
-from toolrig.runtime.thread_hop import ThreadHop
+from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._runtime import Runtime
+from toolrig.runtime._services import ApprovalHandler, Services
+from toolrig.runtime.executors._process_pool import ProcessPool
+from toolrig.runtime.executors._thread_hop import ThreadHop
+from toolrig.runtime.stages._audit import AuditStage
+from toolrig.runtime.stages._breaker import BreakerStage
+from toolrig.runtime.stages._cache import CacheStage
+from toolrig.runtime.stages._fence import FenceStage
+from toolrig.runtime.stages._isolation import CallTimeoutError, IsolationStage
+from toolrig.runtime.stages._loopguard import LoopGuardStage
+from toolrig.runtime.stages._ratelimit import RateLimitStage
+from toolrig.runtime.stages._results import ProcessStage, ResultLimits
+from toolrig.runtime.stages._retry import RetryStage
+from toolrig.runtime.stages._telemetry import TelemetryStage
 
 __all__ = [
     "ApprovalHandler",

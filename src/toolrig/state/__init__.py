@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolrig.state.base import (
+from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
     BreakerResult,
@@ -20,12 +20,12 @@ from toolrig.state.base import (
     StateBackend,
     StateUnavailable,
 )
-from toolrig.state.keys import canonical_arguments, digest
-from toolrig.state.limiting import LimitRequest, LimitVerdict, WindowLimiter, describe_limit, parse_limits
-from toolrig.state.memory import MemoryKeyValueStore, MemoryState
+from toolrig.state._keys import canonical_arguments, digest
+from toolrig.state._limiting import LimitRequest, LimitVerdict, WindowLimiter, describe_limit, parse_limits
+from toolrig.state._memory import MemoryKeyValueStore, MemoryState
 
 if TYPE_CHECKING:
-    from toolrig.state.redis import RedisKeyValueStore, RedisState
+    from toolrig.state._redis import RedisKeyValueStore, RedisState
 
 __all__ = [
     "BreakerConfig",
@@ -67,7 +67,7 @@ def make_state(spec: Any = "memory", *, prefix: str = "toolrig") -> StateBackend
         return MemoryState()
     if isinstance(spec, str):
         if spec.startswith(_REDIS_SCHEMES):
-            from toolrig.state.redis import RedisState
+            from toolrig.state._redis import RedisState
 
             return RedisState(spec, prefix=prefix)
         raise ValueError(f"unknown state backend {spec!r}: use 'memory' or a 'redis://host:port/db' URL")
@@ -78,7 +78,7 @@ def make_state(spec: Any = "memory", *, prefix: str = "toolrig") -> StateBackend
 
 def __getattr__(name: str) -> Any:
     if name in ("RedisState", "RedisKeyValueStore"):
-        from toolrig.state import redis as redis_module
+        from toolrig.state import _redis as redis_module
 
         return getattr(redis_module, name)
     raise AttributeError(f"module 'toolrig.state' has no attribute {name!r}")

@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
-from toolrig.toolsets.aliases import alias
-from toolrig.toolsets.base import ToolPredicate, Toolset
-from toolrig.toolsets.combined import CombinedToolset, OnConflict
-from toolrig.toolsets.filtered import FilteredToolset
-from toolrig.toolsets.function import FunctionToolset
-from toolrig.toolsets.prefixed import PrefixedToolset
-from toolrig.toolsets.renamed import RenamedToolset
-from toolrig.toolsets.wrapper import WrapperToolset
+from toolrig.toolsets._aliases import alias
+from toolrig.toolsets._base import ToolPredicate, Toolset
+from toolrig.toolsets._combined import CombinedToolset, OnConflict
+from toolrig.toolsets._filtered import FilteredToolset
+from toolrig.toolsets._function import FunctionToolset
+from toolrig.toolsets._prefixed import PrefixedToolset
+from toolrig.toolsets._renamed import RenamedToolset
+from toolrig.toolsets._wrapper import WrapperToolset
 
 __all__ = [
     "CombinedToolset",

@@ -9,8 +9,8 @@ from typing import Any
 
 import anyio
 
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext
 from toolrig.policy.approvals._binding import is_yes
 
 __all__ = ["CallbackApprover"]

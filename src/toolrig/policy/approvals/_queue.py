@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext
 from toolrig.policy._rules import canonical_json
 from toolrig.policy.approvals._binding import binding_hash, version_of
 from toolrig.policy.approvals._request import ApprovalRequest, ApprovalStore, Status

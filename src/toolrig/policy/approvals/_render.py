@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext
 
 __all__ = ["render_request", "render_value", "visible"]
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import anyio
 from rich.console import Console
 
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext
 from toolrig.policy.approvals._binding import version_of
 from toolrig.policy.approvals._render import render_request
 

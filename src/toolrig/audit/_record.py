@@ -1,0 +1,193 @@
+"""One audit row: :class:`AuditRecord`, and how it is built from a call and its outcome.
+
+Building a record (redaction, JSON encoding) happens in the background writer thread, never on
+the call path: the audit stage only hands over references to the frozen call, context and outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext
+from toolrig._outcome import ErrorKind, ToolOutcome
+from toolrig.redact import Redactor
+
+__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "new_row_id", "started_record"]
+
+STARTED = "started"
+"""Status of a row written before the tool ran (strict mode) and not completed yet."""
+
+COMPLETED = "completed"
+"""Status of a row whose call finished (successfully or not)."""
+
+_META_KEYS = ("cache", "stale", "fence")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditRecord:
+    """What the audit log keeps about one call.
+
+    Attributes:
+        id: unique row id (a call id from a model may repeat across sessions).
+        call_id: the tool call's id.
+        time: when the call entered the runtime (seconds since the epoch).
+        user: the end user, from the call context.
+        agent: the agent, from the call context.
+        session: the session, from the call context.
+        tool: the tool name (the resolved name when the call was resolved).
+        version: the tool's version, when it was resolved.
+        arguments: the arguments as the model sent them, after redaction.
+        decision: the policy decision (verdict, reason, source), when one was made.
+        status: ``"started"`` (strict mode, call not finished) or ``"completed"``.
+        ok: whether the call succeeded (None while started).
+        kind: ``"ok"`` or the error kind (None while started).
+        error: the error message, after redaction.
+        duration_ms: time spent in the runtime.
+        attempts: attempts made (retries included).
+        repairs: argument repairs applied.
+        meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``).
+    """
+
+    id: str
+    call_id: str
+    time: float
+    tool: str
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    version: str | None = None
+    arguments: Any = None
+    decision: Mapping[str, Any] | None = None
+    status: str = COMPLETED
+    ok: bool | None = None
+    kind: str | None = None
+    error: str | None = None
+    duration_ms: float | None = None
+    attempts: int | None = None
+    repairs: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    arguments_json: str | None = field(default=None, compare=False, repr=False)
+    """``arguments`` as JSON text when already known (the text the model sent, when redaction changed
+    nothing), so a sink need not encode it again; None otherwise. Not part of equality or :meth:`to_dict`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        out = asdict(self)
+        del out["arguments_json"]
+        out["repairs"] = list(self.repairs)
+        return out
+
+
+def _build(values: dict[str, Any]) -> AuditRecord:
+    """An :class:`AuditRecord` from a value for EVERY field, without the frozen ``__init__``'s per-field setattr."""
+    record: AuditRecord = object.__new__(AuditRecord)
+    object.__setattr__(record, "__dict__", values)
+    return record
+
+
+class _Duplicates(dict[str, Any]):
+    """A JSON object whose text repeated a key: its text says more than its value (the last one wins)."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    return out if len(out) == len(pairs) else _Duplicates(out)
+
+
+_DECODE = json.JSONDecoder(object_pairs_hook=_object).decode
+"""``json.loads`` (same values, same errors) that marks objects with repeated keys."""
+
+
+def _arguments(call: ToolCall, redactor: Redactor) -> tuple[Any, str | None]:
+    """The redacted arguments, and the text the model sent when it encodes exactly that value (else None).
+
+    The text stands for the value only when redaction changed nothing and no object in it repeated a
+    key (a repeated key could hide a secret the parsed value no longer shows).
+    """
+    args: Any = call.arguments
+    sent = None
+    if isinstance(args, str):
+        try:
+            if args.strip():
+                sent, args = args, _DECODE(args)
+            else:
+                args = {}
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's recursion limit
+            return redactor.text(args[:100_000]), None
+    plain = _plain(args)
+    value = redactor.value(plain)
+    return value, sent if value is plain and plain is args and value is not None else None
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-encodable form (unknown objects become their repr, bytes their size); plain data is returned as is."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        if all(type(k) is str for k in value):
+            items = {k: _plain(v) for k, v in value.items()}
+            return value if all(items[k] is v for k, v in value.items()) else items
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if kind is list:
+        listed = [_plain(v) for v in value]
+        return value if all(a is b for a, b in zip(listed, value, strict=True)) else listed
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, str | int | float):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    return repr(value)
+
+
+_random = random.Random()  # private: seeded from os.urandom, unaffected by random.seed() in user code
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_random.seed)  # a forked child must not repeat its parent's bits
+_bits = _random.getrandbits
+_now_ns = time.time_ns
+
+
+def new_row_id() -> str:
+    """A unique row id that sorts by creation time (nanoseconds, then 32 random bits)."""
+    return f"{_now_ns():016x}{_bits(32):08x}"
+
+
+def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
+                   redactor: Redactor) -> AuditRecord:
+    """The row written before the tool runs (strict mode)."""
+    arguments, text = _arguments(call, redactor)
+    return AuditRecord(id=row_id, call_id=call.id, time=started, tool=call.name, user=ctx.user,
+                       agent=ctx.agent, session=ctx.session, arguments=arguments, status=STARTED,
+                       arguments_json=text)
+
+
+def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
+                     duration_ms: float, redactor: Redactor) -> AuditRecord:
+    """The final row of a call, from its outcome."""
+    meta = outcome.meta
+    facts = {k: meta[k] for k in _META_KEYS if k in meta} if meta else {}
+    if outcome.truncated:
+        facts["truncated"] = True
+    error = outcome.error
+    kind = error.kind.value if error is not None else "ok" if outcome.ok else ErrorKind.EXECUTION_ERROR.value
+    version = meta.get("version")
+    decision = meta.get("decision")
+    arguments, text = _arguments(call, redactor)
+    return _build({
+        "id": row_id, "call_id": call.id, "time": started, "tool": outcome.name or call.name, "user": ctx.user,
+        "agent": ctx.agent, "session": ctx.session, "version": None if version is None else str(version),
+        "arguments": arguments,
+        "decision": redactor.value(_plain(decision)) if decision is not None else None, "status": COMPLETED,
+        "ok": outcome.ok, "kind": kind, "error": None if error is None else redactor.text(error.message),
+        "duration_ms": duration_ms, "attempts": outcome.attempts, "repairs": tuple(outcome.repairs), "meta": facts,
+        "arguments_json": text})

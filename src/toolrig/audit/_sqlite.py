@@ -1,0 +1,217 @@
+"""The SQLite audit log: :class:`SqliteSink` writes rows, :class:`AuditLog` queries them.
+
+The database runs in WAL mode with ``synchronous=NORMAL``: a committed row survives the death of
+the process that wrote it (SIGKILL included), and readers never block the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from toolrig.audit._record import AuditRecord
+
+__all__ = ["AuditLog", "Since", "SqliteSink"]
+
+Since = float | datetime | timedelta
+"""A lower bound on the call time: epoch seconds, a datetime, or a timedelta back from now."""
+
+SCHEMA_VERSION = 1
+_COLUMNS = ("id", "call_id", "time", "user", "agent", "session", "tool", "version", "arguments", "decision",
+            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    call_id TEXT NOT NULL,
+    time REAL NOT NULL,
+    user TEXT, agent TEXT, session TEXT,
+    tool TEXT NOT NULL, version TEXT,
+    arguments TEXT, decision TEXT,
+    status TEXT NOT NULL,
+    ok INTEGER, kind TEXT, error TEXT,
+    duration_ms REAL, attempts INTEGER, repairs TEXT, meta TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_time ON audit (time);
+CREATE INDEX IF NOT EXISTS audit_tool_time ON audit (tool, time);
+CREATE INDEX IF NOT EXISTS audit_user_time ON audit (user, time);
+CREATE INDEX IF NOT EXISTS audit_call_id ON audit (call_id);
+"""
+_UPDATED = [c for c in _COLUMNS if c not in ("id", "call_id", "time")]
+_UPSERT = (f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+           f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _UPDATED)}")
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _dumps(value: Any) -> str | None:
+    """``json.dumps(value, ensure_ascii=False, default=str)`` (one shared encoder), None for None."""
+    return None if value is None else _ENCODE(value)
+
+
+def _row(r: AuditRecord) -> tuple[Any, ...]:
+    arguments = r.arguments_json if r.arguments_json is not None else _dumps(r.arguments)
+    return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, arguments,
+            _dumps(r.decision), r.status, None if r.ok is None else int(r.ok), r.kind, r.error, r.duration_ms,
+            r.attempts, _dumps(list(r.repairs)) if r.repairs else None, _dumps(dict(r.meta)) if r.meta else None)
+
+
+def _record(row: sqlite3.Row) -> AuditRecord:
+    def load(key: str) -> Any:
+        raw = row[key]
+        return None if raw is None else json.loads(raw)
+
+    return AuditRecord(
+        id=row["id"], call_id=row["call_id"], time=row["time"], user=row["user"], agent=row["agent"],
+        session=row["session"], tool=row["tool"], version=row["version"], arguments=load("arguments"),
+        decision=load("decision"), status=row["status"], ok=None if row["ok"] is None else bool(row["ok"]),
+        kind=row["kind"], error=row["error"], duration_ms=row["duration_ms"], attempts=row["attempts"],
+        repairs=tuple(load("repairs") or ()), meta=load("meta") or {})
+
+
+def _since_epoch(since: Since) -> float:
+    if isinstance(since, timedelta):
+        return time.time() - since.total_seconds()
+    if isinstance(since, datetime):
+        return since.timestamp()
+    return float(since)
+
+
+def query_records(conn: sqlite3.Connection, *, tool: str | None = None, user: str | None = None,
+                  kind: str | None = None, since: Since | None = None, limit: int | None = 100,
+                  agent: str | None = None, session: str | None = None, call_id: str | None = None,
+                  status: str | None = None) -> list[AuditRecord]:
+    """Rows matching every given filter, newest first (see :meth:`AuditLog.query`)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in (("tool", tool), ("user", user), ("kind", kind), ("agent", agent),
+                          ("session", session), ("call_id", call_id), ("status", status)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        where.append("time >= ?")
+        params.append(_since_epoch(since))
+    sql = "SELECT * FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY time DESC, seq DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(max(0, int(limit)))
+    conn.row_factory = sqlite3.Row
+    return [_record(r) for r in conn.execute(sql, params)]
+
+
+def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None, timeout=10.0)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+class SqliteSink:
+    """Writes audit rows to a SQLite file (created with its folders on first write).
+
+    Thread-safe: the background writer and strict-mode writes share one connection under a lock.
+
+    Args:
+        path: the database file, or ``":memory:"`` (then query it through :meth:`query`).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = _connect(self.path)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._conn = conn
+        return self._conn
+
+    def write(self, records: Sequence[AuditRecord]) -> None:
+        """Insert or complete rows in one transaction."""
+        if not records:
+            return
+        rows = [_row(r) for r in records]
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(_UPSERT, rows)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def query(self, **filters: Any) -> list[AuditRecord]:
+        """Query through this sink's own connection (the only way for ``":memory:"``)."""
+        with self._lock:
+            return query_records(self._connection(), **filters)
+
+    def close(self) -> None:
+        """Close the connection (reopened by the next write)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __repr__(self) -> str:
+        return f"SqliteSink({self.path!r})"
+
+
+class AuditLog:
+    """Read access to an audit database written by :class:`SqliteSink` (any process may read it).
+
+    Args:
+        path: the database file (default: the file a default runtime writes to, ``TOOLRIG_AUDIT`` included).
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            from toolrig.audit._sinks import configured_audit_path, default_audit_path
+
+            path = configured_audit_path() or default_audit_path()
+        self.path = Path(path).expanduser()
+
+    def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
+              since: Since | None = None, limit: int | None = 100, agent: str | None = None,
+              session: str | None = None, call_id: str | None = None,
+              status: str | None = None) -> list[AuditRecord]:
+        """Rows matching every given filter, newest first.
+
+        Args:
+            tool: tool name.
+            user: the call context's user.
+            kind: ``"ok"`` or an error kind such as ``"timeout"``.
+            since: only calls at or after this time (epoch seconds, datetime, or timedelta back from now).
+            limit: at most this many rows (None: all).
+            agent: the call context's agent.
+            session: the call context's session.
+            call_id: the tool call id.
+            status: ``"started"`` or ``"completed"``.
+
+        Raises:
+            FileNotFoundError: there is no audit database at ``path``.
+        """
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no audit log at {self.path}")
+        conn = _connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return query_records(conn, tool=tool, user=user, kind=kind, since=since, limit=limit, agent=agent,
+                                 session=session, call_id=call_id, status=status)
+        finally:
+            conn.close()
+
+    def __repr__(self) -> str:
+        return f"AuditLog({str(self.path)!r})"

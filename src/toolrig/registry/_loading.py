@@ -1,0 +1,69 @@
+"""Loading tools into a registry: functions over any object with ``register_many``.
+
+Each function loads with :mod:`toolrig.loading` and registers the result with a ``source`` label
+(``module:NAME``, the resolved file path, or ``entry-point:GROUP:NAME``), which is what
+hot reload uses to know which tools came from which file. :class:`~toolrig.Registry` offers them
+as methods (``registry.load_file(path)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from toolrig._define import BaseTool
+
+__all__ = ["Registers", "load_directory", "load_entry_points", "load_file", "load_module", "load_source"]
+
+
+class Registers(Protocol):
+    """What loading needs of a registry."""
+
+    def register_many(self, tools: Iterable[Any], *, replace: bool = ...,
+                      source: str | None = ...) -> list[BaseTool]: ...
+
+
+def load_module(registry: Registers, module: str, *, replace: bool = False) -> list[BaseTool]:
+    """Import ``module`` and register its tools (see :func:`toolrig.loading.load_module`)."""
+    from toolrig.loading import load_module as load
+
+    return registry.register_many(load(module), replace=replace, source=f"module:{module}")
+
+
+def load_file(registry: Registers, path: str | Path, *, replace: bool = False) -> list[BaseTool]:
+    """Load a Python file and register its tools (source: the resolved path)."""
+    from toolrig.loading import load_file as load
+    from toolrig.loading import source_for
+
+    return registry.register_many(load(path), replace=replace, source=source_for(path))
+
+
+def load_directory(registry: Registers, path: str | Path, *, recursive: bool = False, replace: bool = False,
+                   on_error: Literal["raise", "skip"] = "raise") -> list[BaseTool]:
+    """Load every tool file of a directory and register the tools (none, if a file fails)."""
+    from toolrig.loading import load_directory_files, source_for
+
+    loaded = load_directory_files(path, recursive=recursive, on_error=on_error)
+    return [t for file, tools in loaded.items()
+            for t in registry.register_many(tools, replace=replace, source=source_for(file))]
+
+
+def load_entry_points(registry: Registers, group: str = "toolrig.tools", *,
+                      replace: bool = False) -> list[BaseTool]:
+    """Register the tools of every installed plugin in the entry-point ``group``."""
+    from toolrig.loading import entry_point_tools
+
+    return [t for ep, tools in entry_point_tools(group).items()
+            for t in registry.register_many(tools, replace=replace, source=f"entry-point:{group}:{ep}")]
+
+
+def load_source(registry: Registers, source: str | Path, *, replace: bool = False) -> list[BaseTool]:
+    """Register tools from a file, a directory, a module name or ``module:attr`` (as the CLI does)."""
+    from toolrig.loading import load_source as load
+    from toolrig.loading import source_for
+
+    if Path(source).is_dir():
+        return load_directory(registry, source, replace=replace)
+    label = source_for(source) if Path(source).is_file() else f"module:{source}"
+    return registry.register_many(load(source), replace=replace, source=label)

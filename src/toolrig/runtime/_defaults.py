@@ -1,0 +1,102 @@
+"""The default pipeline, outermost stage first, and helpers to edit a stage list by name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolrig._spec import RetryPolicy
+from toolrig.runtime._chain import Stage
+from toolrig.runtime.stages._approval import ApprovalStage
+from toolrig.runtime.stages._audit import AuditStage
+from toolrig.runtime.stages._breaker import BreakerStage
+from toolrig.runtime.stages._cache import CacheStage
+from toolrig.runtime.stages._fence import FenceStage
+from toolrig.runtime.stages._hooks import HooksStage
+from toolrig.runtime.stages._isolation import IsolationStage
+from toolrig.runtime.stages._loopguard import LoopGuardStage
+from toolrig.runtime.stages._ratelimit import QuotaSource, RateLimitStage
+from toolrig.runtime.stages._repair import RepairStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._results import ProcessStage
+from toolrig.runtime.stages._retry import RetryStage
+from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.stages._validate import ValidateStage
+
+__all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
+
+
+def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
+                   retry: RetryPolicy | None = None, timeout: float | None = None,
+                   per_user_limit: str | None = None, quotas: QuotaSource | None = None,
+                   stale_on_error: bool = False) -> list[Stage]:
+    """The full pipeline, outermost first (see docs/runtime.md for the order and why).
+
+    Args:
+        audit: audit destination (see :class:`toolrig.Runtime` and :func:`toolrig.audit.open_sink`);
+            ``False`` leaves the audit stage out.
+        audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row committed before the call).
+        strict_arguments: turn argument repair off.
+        retry: retry policy for tools without ``spec.retry`` (default None: those are not retried).
+        timeout: seconds per attempt for tools without ``spec.timeout`` (default None: no limit).
+        per_user_limit: a rate limit for each ``context.user`` across tools, e.g. ``"100/minute"``.
+        quotas: per-user quotas, ``{"alice": "1000/day"}`` or ``user -> limit string | None``.
+        stale_on_error: answer a failing cacheable tool with its last good result, marked stale.
+    """
+    return [
+        *([] if audit is False else [AuditStage(audit, mode=audit_mode)]),
+        TelemetryStage(),
+        ResolveStage(),
+        RepairStage(strict=strict_arguments),
+        ValidateStage(),
+        FenceStage(),
+        ProcessStage(),
+        HooksStage(),
+        ApprovalStage(),
+        LoopGuardStage(),
+        RateLimitStage(per_user=per_user_limit, quotas=quotas),
+        CacheStage(stale_on_error=stale_on_error),
+        BreakerStage(),
+        RetryStage(retry),
+        IsolationStage(default_timeout=timeout),
+    ]
+
+
+def minimal_stages() -> list[Stage]:
+    """Resolve, validate, invoke: the cheapest safe pipeline."""
+    return [ResolveStage(), ValidateStage()]
+
+
+def _index(stages: Sequence[Stage], name: str) -> int:
+    for i, s in enumerate(stages):
+        if s.name == name:
+            return i
+    raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in stages]}")
+
+
+def insert_before(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+    """A new list with ``stage`` placed just outside the stage called ``name``."""
+    out = list(stages)
+    out.insert(_index(out, name), stage)
+    return out
+
+
+def insert_after(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+    """A new list with ``stage`` placed just inside the stage called ``name``."""
+    out = list(stages)
+    out.insert(_index(out, name) + 1, stage)
+    return out
+
+
+def remove_stage(stages: Sequence[Stage], name: str) -> list[Stage]:
+    """A new list without the stage called ``name``."""
+    out = list(stages)
+    del out[_index(out, name)]
+    return out
+
+
+def replace_stage(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+    """A new list with the stage called ``name`` replaced by ``stage``."""
+    out = list(stages)
+    out[_index(out, name)] = stage
+    return out

@@ -1,0 +1,79 @@
+"""The frozen record that travels through the pipeline stages: :class:`Invocation`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from toolrig._calls import ToolCall
+from toolrig._context import CallContext
+from toolrig._define import BaseTool
+
+if TYPE_CHECKING:
+    from toolrig.runtime._decision import Decision
+    from toolrig.runtime._services import Services
+
+__all__ = ["Invocation"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation:
+    """One call as seen by a stage. Stages never mutate it; they pass ``inv.derive(...)`` inward.
+
+    Attributes:
+        call: the tool call (possibly rewritten by a hook or repaired).
+        context: who calls, with ``call_id`` and ``tool_name`` filled in.
+        services: the runtime's shared services (state backend, clock, approval handler, ...).
+        tool: the resolved tool, once the resolve stage ran.
+        arguments: the parsed (and repaired) arguments, once parsed.
+        values: the validated, coerced values passed to the tool.
+        repairs: what argument repair changed, one line each.
+        decision: the folded policy decision, once the policy stage ran.
+        attempt: the current attempt number (the retry stage increments it).
+        started: monotonic time the call entered the runtime.
+    """
+
+    call: ToolCall
+    context: CallContext
+    services: Services
+    tool: BaseTool | None = None
+    arguments: Mapping[str, Any] | None = None
+    values: Mapping[str, Any] | None = None
+    repairs: tuple[str, ...] = ()
+    decision: Decision | None = None
+    attempt: int = 1
+    started: float = field(default_factory=time.perf_counter)
+
+    @classmethod
+    def start(cls, call: ToolCall, context: CallContext, services: Services) -> Invocation:
+        """A new invocation of ``call`` (the same as the constructor, without its per-field overhead)."""
+        inv = _new(cls)
+        inv.__dict__.update(_DEFAULTS, call=call, context=context, services=services, started=time.perf_counter())
+        return inv
+
+    def derive(self, **changes: Any) -> Invocation:
+        """A copy with some fields changed (as ``dataclasses.replace``, at a fraction of its cost)."""
+        if not changes.keys() <= _FIELDS:
+            return replace(self, **changes)  # raises the usual TypeError for an unknown field
+        new = _new(type(self))
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return new
+
+    @property
+    def name(self) -> str:
+        """The tool name: the resolved tool's, else the one the model asked for."""
+        return self.tool.spec.name if self.tool is not None else self.call.name
+
+    @property
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the call entered the runtime."""
+        return (time.perf_counter() - self.started) * 1000.0
+
+
+_new = object.__new__
+_FIELDS = frozenset(f.name for f in fields(Invocation))
+_DEFAULTS = {f.name: f.default for f in fields(Invocation) if f.default is not MISSING}

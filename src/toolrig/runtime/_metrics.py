@@ -1,0 +1,137 @@
+"""Prometheus metrics and OpenTelemetry helpers, each an optional extra imported only when used.
+
+Install with ``pip install toolrig[prometheus]`` and/or ``toolrig[otel]``. Without them every
+function here is a cheap no-op, and :class:`toolrig.runtime.stages._telemetry.TelemetryStage` passes calls
+through with one check.
+
+Metrics (per Prometheus registry, created once):
+
+* ``toolrig_tool_calls_total{tool, kind}``: calls by outcome kind (``ok`` or an error kind);
+* ``toolrig_tool_errors_total{tool, kind}``: failed calls by error kind;
+* ``toolrig_tool_call_duration_seconds{tool}``: latency histogram;
+* ``toolrig_circuit_breaker_state{tool}``: 0 closed, 1 half-open, 2 open (set by the breaker
+  through :func:`set_breaker_state`).
+
+A call naming no known tool is counted under ``tool="(unknown)"``, so a model cannot grow the
+label set without bound.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import weakref
+from functools import cache
+from typing import Any
+
+__all__ = [
+    "BREAKER_STATES",
+    "UNKNOWN_TOOL",
+    "ToolMetrics",
+    "metrics_for",
+    "otel_available",
+    "prometheus_available",
+    "set_breaker_state",
+]
+
+UNKNOWN_TOOL = "(unknown)"
+"""The ``tool`` label of calls that named no known tool."""
+
+BREAKER_STATES: dict[str, int] = {"closed": 0, "half_open": 1, "half-open": 1, "open": 2}
+"""Values of the breaker-state gauge."""
+
+DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                    120.0)
+"""Histogram buckets (seconds): from in-process tools to slow remote ones."""
+
+
+@cache
+def prometheus_available() -> bool:
+    """True when ``prometheus_client`` can be imported (the ``prometheus`` extra)."""
+    return importlib.util.find_spec("prometheus_client") is not None
+
+
+@cache
+def otel_available() -> bool:
+    """True when the OpenTelemetry API can be imported (the ``otel`` extra)."""
+    try:
+        return importlib.util.find_spec("opentelemetry.trace") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class ToolMetrics:
+    """The toolrig metric families in one Prometheus registry. Use :func:`metrics_for` to share them.
+
+    Args:
+        registry: a ``prometheus_client.CollectorRegistry`` (default: the global one).
+    """
+
+    def __init__(self, registry: Any = None) -> None:
+        from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+
+        self.registry = REGISTRY if registry is None else registry
+        reg = self.registry
+        self.calls = Counter("toolrig_tool_calls", "Tool calls by outcome kind ('ok' or an error kind).",
+                             ("tool", "kind"), registry=reg)
+        self.errors = Counter("toolrig_tool_errors", "Failed tool calls by error kind.", ("tool", "kind"),
+                              registry=reg)
+        self.duration = Histogram("toolrig_tool_call_duration_seconds", "Time spent in the runtime per call.",
+                                  ("tool",), buckets=DURATION_BUCKETS, registry=reg)
+        self.breaker = Gauge("toolrig_circuit_breaker_state", "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
+                             ("tool",), registry=reg)
+        self._children: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
+
+    def observe(self, tool: str, kind: str, seconds: float) -> None:
+        """Count one call and its latency."""
+        key = (tool, kind)
+        children = self._children.get(key)
+        if children is None:
+            errors = None if kind == "ok" else self.errors.labels(tool, kind)
+            children = (self.calls.labels(tool, kind), errors, self.duration.labels(tool))
+            self._children[key] = children
+        calls, errors, duration = children
+        calls.inc()
+        if errors is not None:
+            errors.inc()
+        duration.observe(seconds)
+
+    def set_breaker_state(self, tool: str, state: str | int) -> None:
+        """Set the breaker gauge of ``tool`` (``"closed"``, ``"half_open"``, ``"open"`` or 0/1/2)."""
+        value = BREAKER_STATES.get(state.lower(), -1) if isinstance(state, str) else int(state)
+        if value not in (0, 1, 2):
+            raise ValueError(f"breaker state must be closed/half_open/open or 0/1/2, not {state!r}")
+        self.breaker.labels(tool).set(value)
+
+
+_by_registry: weakref.WeakKeyDictionary[Any, ToolMetrics] = weakref.WeakKeyDictionary()
+_global: list[ToolMetrics] = []
+_lock = threading.Lock()
+
+
+def metrics_for(registry: Any = None) -> ToolMetrics | None:
+    """The shared :class:`ToolMetrics` of ``registry`` (default: the global one); None without prometheus."""
+    if not prometheus_available():
+        return None
+    with _lock:
+        if registry is None:
+            if not _global:
+                _global.append(ToolMetrics())
+            return _global[0]
+        metrics = _by_registry.get(registry)
+        if metrics is None:
+            metrics = _by_registry[registry] = ToolMetrics(registry)
+        return metrics
+
+
+def set_breaker_state(tool: str, state: str | int, *, registry: Any = None) -> None:
+    """Report a circuit breaker's state (for the breaker stage); a no-op without prometheus.
+
+    Args:
+        tool: the tool whose breaker changed.
+        state: ``"closed"``, ``"half_open"`` (or ``"half-open"``), ``"open"``, or 0/1/2.
+        registry: a Prometheus registry (default: the global one).
+    """
+    metrics = metrics_for(registry)
+    if metrics is not None:
+        metrics.set_breaker_state(tool, state)

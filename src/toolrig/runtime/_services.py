@@ -1,0 +1,50 @@
+"""What every stage may use: the toolset, hooks, clock, state backend and approval handler."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolrig.runtime._clock import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from toolrig._calls import ToolCall
+    from toolrig._context import CallContext
+    from toolrig._define import BaseTool
+    from toolrig.toolsets import Toolset
+
+__all__ = ["ApprovalHandler", "Services"]
+
+ApprovalHandler = Callable[["ToolCall", "CallContext", str], "Awaitable[bool] | bool"]
+"""``(call, context, reason) -> approved``; may be sync or async."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Services:
+    """Shared, long-lived collaborators of the stages (one instance per Runtime).
+
+    Attributes:
+        toolset: where tools are looked up (a Registry, a Toolset, or a list turned into one).
+        hooks: user hook objects (``before_call`` / ``after_call`` / ``on_error``).
+        clock: time source; a FakeClock in tests.
+        state: shared-state backend (memory or Redis) for limits, breakers and cache.
+        approval: handler asked when a call needs approval; None means "approval_required".
+        extras: anything a custom stage needs.
+    """
+
+    toolset: Toolset
+    hooks: tuple[Any, ...] = ()
+    clock: Clock = field(default_factory=SystemClock)
+    state: Any = None
+    approval: ApprovalHandler | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> BaseTool | None:
+        """The tool called ``name`` in the toolset, or None."""
+        tool: BaseTool | None = self.toolset.get(name)
+        return tool
+
+    def tool_names(self) -> list[str]:
+        """Names of every tool in the toolset."""
+        return [t.spec.name for t in self.toolset.list()]

@@ -1,0 +1,39 @@
+"""The stages of the call pipeline, one module each (see :func:`toolrig.runtime.default_stages` for their order)."""
+
+from __future__ import annotations
+
+from toolrig.runtime.stages._approval import ApprovalStage
+from toolrig.runtime.stages._audit import AuditMode, AuditStage
+from toolrig.runtime.stages._breaker import BreakerStage
+from toolrig.runtime.stages._cache import CacheStage
+from toolrig.runtime.stages._fence import FenceStage
+from toolrig.runtime.stages._hooks import HooksStage
+from toolrig.runtime.stages._isolation import IsolationStage
+from toolrig.runtime.stages._loopguard import LoopGuardStage
+from toolrig.runtime.stages._ratelimit import RateLimitStage
+from toolrig.runtime.stages._repair import RepairStage
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._results import ProcessStage, ResultLimits
+from toolrig.runtime.stages._retry import RetryStage
+from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.stages._validate import ValidateStage
+
+__all__ = [
+    "ApprovalStage",
+    "AuditMode",
+    "AuditStage",
+    "BreakerStage",
+    "CacheStage",
+    "FenceStage",
+    "HooksStage",
+    "IsolationStage",
+    "LoopGuardStage",
+    "ProcessStage",
+    "RateLimitStage",
+    "RepairStage",
+    "ResolveStage",
+    "ResultLimits",
+    "RetryStage",
+    "TelemetryStage",
+    "ValidateStage",
+]

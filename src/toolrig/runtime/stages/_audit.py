@@ -1,0 +1,119 @@
+"""Stage: audit — one row per call, the outermost stage so it sees every final outcome.
+
+``mode="batched"`` (default): after the call, a tuple of references is queued for the background
+writer (:class:`toolrig.audit.AuditWriter`); the call path does no I/O and no serialisation.
+
+``mode="strict"``: before the call runs, a row with status ``"started"`` is committed (in a worker
+thread); the call is refused with ``internal_error`` if that write fails. The row is completed
+through the writer afterwards, so a record exists even if the host dies mid-call.
+
+A call whose isolated process dies still gets its row: the row is written from the outcome, in the host.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig.audit._record import new_row_id, started_record
+from toolrig.audit._sinks import AuditSink, open_sink
+from toolrig.audit._writer import AuditWriter
+from toolrig.redact import DEFAULT_REDACTOR, Redactor
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime._invocation import Invocation
+
+__all__ = ["AuditMode", "AuditStage"]
+
+AuditMode = Literal["batched", "strict"]
+
+
+def _escaped(inv: Invocation, exc: BaseException) -> ToolOutcome:
+    """The outcome to record for an exception that escaped the inner stages."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        error = ToolError.of(ErrorKind.CANCELLED, f"the call to {inv.call.name!r} was cancelled")
+    else:
+        error = ToolError.of(ErrorKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"[:2000])
+    return ToolOutcome.failure(inv.call.id, inv.call.name, error)
+
+
+class AuditStage:
+    """Records every call in the audit log.
+
+    Args:
+        audit: where rows go: None (default file), a path, a ``sqlite:///`` URL, a sink or a callable
+            (see :func:`toolrig.audit.open_sink`). ``False`` makes the stage a pass-through.
+        mode: ``"batched"`` or ``"strict"`` (see the module docstring).
+        redactor: applied to arguments, decisions and error messages before they are stored.
+        batch_size: most rows per write.
+
+    Raises:
+        ValueError: an unknown mode, or an unsupported audit URL.
+    """
+
+    name = "audit"
+
+    def __init__(self, audit: Any = None, *, mode: str = "batched", redactor: Redactor = DEFAULT_REDACTOR,
+                 batch_size: int = 512) -> None:
+        if mode not in ("batched", "strict"):
+            raise ValueError(f"audit_mode must be 'batched' or 'strict', not {mode!r}")
+        self.mode = mode
+        self.redactor = redactor
+        self.sink: AuditSink | None = open_sink(audit)
+        self.writer: AuditWriter | None = None
+        if self.sink is not None:
+            self.writer = AuditWriter(self.sink, redactor=redactor, batch_size=batch_size)
+        self._strict = mode == "strict"
+
+    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        writer = self.writer
+        if writer is None:
+            return await call_next(inv)
+        started = inv.services.clock.time()
+        row_id: str | None = None
+        if self._strict:
+            row_id = new_row_id()
+            refused = await self._write_started(writer, row_id, started, inv)
+            if refused is not None:
+                return refused
+        try:
+            outcome = await call_next(inv)
+        except BaseException as exc:  # a stage bug or a cancellation: recorded, then passed on
+            writer.put((row_id, started, inv.call, inv.context, _escaped(inv, exc), inv.elapsed_ms))
+            raise
+        writer.put((row_id, started, inv.call, inv.context, outcome, inv.elapsed_ms))
+        return outcome
+
+    async def _write_started(self, writer: AuditWriter, row_id: str, started: float,
+                             inv: Invocation) -> ToolOutcome | None:
+        record = started_record(row_id, started, inv.call, inv.context, self.redactor)
+        try:
+            await anyio.to_thread.run_sync(writer.write_now, [record])
+        except Exception as exc:
+            return ToolOutcome.failure(inv.call.id, inv.call.name, ToolError.of(
+                ErrorKind.INTERNAL_ERROR,
+                f"the call to {inv.call.name!r} was not run: the audit log could not record it "
+                f"({type(exc).__name__})"), exception=exc)
+        return None
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Block until every queued row is written; False on timeout."""
+        return True if self.writer is None else self.writer.flush(timeout)
+
+    async def aclose(self) -> None:
+        """Write every queued row and close the sink (called by ``Runtime.aclose()``)."""
+        if self.writer is not None:
+            await anyio.to_thread.run_sync(self.writer.close)
+
+    def query(self, **filters: Any) -> Any:
+        """Query the rows of a SQLite sink after flushing (see :meth:`toolrig.audit.AuditLog.query`).
+
+        Raises:
+            TypeError: the sink is not queryable.
+        """
+        query = getattr(self.sink, "query", None)
+        if query is None:
+            raise TypeError(f"the audit sink {self.sink!r} cannot be queried")
+        self.flush()
+        return query(**filters)

@@ -1,0 +1,89 @@
+"""Stage: notice a model calling the same tool with the same arguments over and over.
+
+Identical calls (same tool, same canonical arguments, same session and user) are counted in a
+sliding window. From ``warn_after`` on, the call still runs but its content gets a note and
+``meta["loop_warning"]``; from ``block_after`` on, the call is refused with ``loop_detected``.
+A tool opts out with ``metadata={"loop_guard": False}`` (e.g. a status poll), or by name in
+``exempt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._spec import Trust
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime._invocation import Invocation
+from toolrig.state._access import StateAccess
+from toolrig.state._base import StateBackend, StateUnavailable
+from toolrig.state._keys import canonical_arguments, digest
+
+__all__ = ["LoopGuardStage"]
+
+_MAX_PLAIN_KEY = 256
+
+
+class LoopGuardStage:
+    """Warns about, then blocks, identical calls repeated within a window.
+
+    Args:
+        warn_after: the repeat count (this call included) from which calls carry a warning.
+        block_after: the repeat count from which calls are refused.
+        window: seconds over which repeats are counted (the runtime's clock).
+        exempt: tool names never guarded.
+        state: a backend for this stage only (default: the runtime's).
+    """
+
+    name = "loop_guard"
+
+    def __init__(self, *, warn_after: int = 3, block_after: int = 5, window: float = 60.0,
+                 exempt: Iterable[str] = (), state: StateBackend | None = None) -> None:
+        if not 1 <= warn_after <= block_after or not window > 0:
+            raise ValueError("need 1 <= warn_after <= block_after and a positive window")
+        self.warn_after = warn_after
+        self.block_after = block_after
+        self.window = window
+        self.exempt = frozenset(exempt)
+        self._access = StateAccess(state, stage=self.name)
+
+    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        assert inv.tool is not None and inv.values is not None
+        spec = inv.tool.spec
+        if spec.name in self.exempt or spec.metadata.get("loop_guard", True) is False:
+            return await call_next(inv)
+        canonical = canonical_arguments(inv.values)
+        if canonical is None:
+            return await call_next(inv)
+        ctx = inv.context
+        session, user = ctx.session or "", ctx.user or ""
+        key = f"loop:{len(session)}:{session}{len(user)}:{user}{spec.name}\x00{canonical}"
+        if len(key) > _MAX_PLAIN_KEY:  # keep long arguments out of memory: their digest is as good
+            key = "loop#" + digest(key)
+        try:
+            count = await self._access.backend(inv.services).window_hit(key, inv.services.clock.time(), self.window)
+        except StateUnavailable as exc:
+            self._access.unavailable(exc, spec.name)
+            return await call_next(inv)
+        if count >= self.block_after:
+            return self._blocked(inv, count)
+        outcome = await call_next(inv)
+        if count < self.warn_after:
+            return outcome
+        note = (f"[note: this is call {count} to {inv.name} with these same arguments within "
+                f"{self.window:g} seconds; repeating it will not give a different answer. Change the arguments "
+                f"or the approach: the same call will be refused from repeat {self.block_after} on.]")
+        warning = {"count": count, "window": self.window, "block_after": self.block_after}
+        meta = {**outcome.meta, "loop_warning": warning}
+        if spec.trust is Trust.EXTERNAL:  # the fence stage puts notices after its closing delimiter
+            meta["notices"] = (*meta.get("notices", ()), note)
+            return outcome.derive(meta=meta)
+        content = f"{outcome.content}\n\n{note}" if outcome.content else note
+        return outcome.derive(content=content, meta=meta)
+
+    def _blocked(self, inv: Invocation, count: int) -> ToolOutcome:
+        message = (f"loop detected: {inv.name} was called {count} times with the same arguments within "
+                   f"{self.window:g} seconds, so this call was not run. Stop repeating it: use what the earlier "
+                   "calls returned, change the arguments, try another tool, or tell the user what blocks you.")
+        error = ToolError.of(ErrorKind.LOOP_DETECTED, message, count=count, window=self.window)
+        return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)

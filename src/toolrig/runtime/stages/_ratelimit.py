@@ -1,0 +1,124 @@
+"""Stage: rate limits per tool and per user, and quotas per user (moving windows, shared state).
+
+Limits come from three places, all checked before any is consumed:
+
+* the tool's ``spec.rate_limit`` (``"10/minute"``, or several: ``"10/minute; 100/hour"``), shared by
+  every caller of the tool;
+* ``per_user``: a limit applied to each ``context.user``, across all tools;
+* ``quotas``: a limit for particular users (``{"alice": "1000/day"}``) or a callable
+  ``user -> limit string | None``.
+
+Calls without a user are not subject to per-user limits or quotas. The windows live in the
+runtime's state backend (memory, or Redis to share them across processes) and follow wall-clock
+time, as the ``limits`` library keeps them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from urllib.parse import quote
+
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._spec import ToolSpec
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime._invocation import Invocation
+from toolrig.state._access import StateAccess
+from toolrig.state._base import StateBackend, StateUnavailable
+from toolrig.state._limiting import LimitRequest, LimitVerdict, describe_limit, parse_limits
+
+__all__ = ["QuotaSource", "RateLimitStage"]
+
+QuotaSource = Mapping[str, str] | Callable[[str], str | None]
+"""Per-user quotas: a mapping user -> limit string, or a callable returning one (None: no quota)."""
+
+
+class RateLimitStage:
+    """Refuses calls over their limits with ``rate_limited`` (retryable, with ``retry_after``).
+
+    Args:
+        per_user: a limit for each user across all tools, e.g. ``"100/minute"``.
+        quotas: per-user quotas (see :data:`QuotaSource`), e.g. ``{"alice": "1000/day"}``.
+        state: a backend for this stage only (default: the runtime's).
+
+    Raises:
+        ValueError: a limit string is malformed.
+    """
+
+    name = "rate_limit"
+
+    def __init__(self, *, per_user: str | None = None, quotas: QuotaSource | None = None,
+                 state: StateBackend | None = None) -> None:
+        self.per_user = per_user
+        self.quotas = quotas
+        if per_user is not None:
+            parse_limits(per_user)
+        if isinstance(quotas, Mapping):
+            for limit in quotas.values():
+                parse_limits(limit)
+        self._user_scoped = per_user is not None or quotas is not None
+        self._tool_requests: dict[str, tuple[ToolSpec, tuple[LimitRequest, ...]]] = {}
+        self._access = StateAccess(state, stage=self.name)
+
+    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        assert inv.tool is not None
+        spec = inv.tool.spec
+        user = inv.context.user
+        if spec.rate_limit is None and (user is None or not self._user_scoped):
+            return await call_next(inv)
+        requests = self._for_tool(spec)
+        if user is not None and self._user_scoped:
+            requests = requests + self._for_user(user)
+        if not requests:
+            return await call_next(inv)
+        try:
+            verdict = await self._access.backend(inv.services).acquire_limits(requests)
+        except StateUnavailable as exc:
+            self._access.unavailable(exc, spec.name)
+            return await call_next(inv)
+        if verdict.allowed:
+            return await call_next(inv)
+        return refusal(inv, verdict)
+
+    def _for_tool(self, spec: ToolSpec) -> tuple[LimitRequest, ...]:
+        if spec.rate_limit is None:
+            return ()
+        cached = self._tool_requests.get(spec.name)
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        ids = ("tool", spec.name)
+        made = tuple(LimitRequest(item, ids, "tool") for item in parse_limits(spec.rate_limit))
+        self._tool_requests[spec.name] = (spec, made)
+        return made
+
+    def _for_user(self, user: str) -> tuple[LimitRequest, ...]:
+        who = quote(user, safe="")
+        out: list[LimitRequest] = []
+        if self.per_user is not None:
+            out.extend(LimitRequest(item, ("user", who), "user") for item in parse_limits(self.per_user))
+        quota = self._quota(user)
+        if quota is not None:
+            out.extend(LimitRequest(item, ("quota", who), "quota") for item in parse_limits(quota))
+        return tuple(out)
+
+    def _quota(self, user: str) -> str | None:
+        if self.quotas is None:
+            return None
+        if isinstance(self.quotas, Mapping):
+            return self.quotas.get(user)
+        return self.quotas(user)
+
+
+def refusal(inv: Invocation, verdict: LimitVerdict) -> ToolOutcome:
+    """The ``rate_limited`` outcome for a refused call, telling the model when to try again."""
+    denied = verdict.denied
+    assert denied is not None
+    limit = describe_limit(denied.item)
+    user = inv.context.user
+    whose = {"tool": f"tool {inv.name!r}", "user": f"user {user!r}", "quota": f"the quota of user {user!r}"}
+    wait = max(1, math.ceil(verdict.retry_after))
+    message = (f"rate limit reached for {whose.get(denied.scope, denied.scope)} ({limit}). "
+               f"Try again in {wait} second{'s' if wait != 1 else ''}; do not retry before then.")
+    error = ToolError.of(ErrorKind.RATE_LIMITED, message, retry_after=verdict.retry_after, limit=limit,
+                         scope=denied.scope)
+    return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)

@@ -1,0 +1,61 @@
+"""Stage: validate and coerce the arguments against the tool's schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig.errors import ArgumentsError
+from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, parse_arguments
+from toolrig.runtime._chain import CallNext
+from toolrig.runtime._invocation import Invocation
+
+__all__ = ["ValidateStage", "invalid"]
+
+
+def invalid(inv: Invocation, message: str, **details: Any) -> ToolOutcome:
+    """An ``invalid_arguments`` outcome that tells the model what to fix."""
+    return ToolOutcome.failure(
+        inv.call.id, inv.name,
+        ToolError.of(ErrorKind.INVALID_ARGUMENTS, message, **details),
+        repairs=inv.repairs,
+    )
+
+
+def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[str]:
+    if "additionalProperties" in schema or "patternProperties" in schema:
+        return []  # the schema says itself what extra keys mean; its validator decides
+    props = schema.get("properties", {})
+    return [k for k in arguments if k not in props]
+
+
+class ValidateStage:
+    """Validates with the tool's own validator (pydantic lax mode, or schema coercion + JSON Schema).
+
+    Arguments not yet parsed (no repair stage) are parsed strictly within the size/depth caps.
+    Unknown top-level keys are rejected (and named) unless the schema declares what extra keys mean.
+    """
+
+    name = "validate"
+
+    def __init__(self, *, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+
+    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        tool = inv.tool
+        assert tool is not None
+        try:
+            arguments = dict(inv.arguments) if inv.arguments is not None else parse_arguments(
+                inv.call.arguments, self.limits)
+            unknown = _unknown_keys(arguments, tool.spec.input_schema)
+            if unknown:
+                known = ", ".join(tool.spec.input_schema.get("properties", {})) or "none"
+                more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+                shown = ", ".join(map(repr, unknown[:10])) + more
+                raise ArgumentsError(
+                    f"unknown argument(s) {shown}; the parameters are: {known}",
+                    [{"loc": [k], "msg": "unknown field; remove it", "type": "extra_forbidden"} for k in unknown])
+            values = tool.validate(arguments)
+        except ArgumentsError as exc:
+            return invalid(inv, f"invalid arguments for {inv.name}: {exc}", errors=exc.errors)
+        return await call_next(inv.derive(arguments=arguments, values=values))
