@@ -22,6 +22,7 @@ from toolrig import (
     tool,
 )
 from toolrig._results import parts_of, sniff_mime_type
+from toolrig.errors import ResultConversionError
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 8
@@ -121,11 +122,21 @@ def test_unknown_objects() -> None:
     assert to_result({"thing": Thing()}).structured == {"thing": "a thing"}
 
 
-def test_circular_data_falls_back_to_text() -> None:
+def test_circular_data_is_a_clear_error() -> None:
     loop: list[Any] = []
     loop.append(loop)
-    result = to_result(loop)
-    assert result.parts == (TextPart("[[...]]"),)
+    with pytest.raises(ResultConversionError, match="refers to itself"):
+        to_result(loop)
+
+
+def test_objects_without_text_of_their_own_are_a_clear_error_not_a_repr() -> None:
+    class Weird:
+        pass
+
+    for value in (Weird(), [1, Weird()], {"w": Weird()}, lambda: None, object()):
+        with pytest.raises(ResultConversionError, match="no JSON form") as caught:
+            to_result(value)
+        assert " at 0x" not in str(caught.value)
 
 
 @pytest.mark.parametrize(("data", "part"), [

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
+from toolrig.errors import InjectionError
+
 __all__ = [
     "CallContext",
     "Injected",
@@ -51,10 +53,6 @@ name found in ``context.state`` gets that value; else a unique value in ``contex
 that is an instance of ``T``; ``context.deps`` if it is an instance of ``T``; else the
 parameter's default.
 """
-
-
-class InjectionError(LookupError):
-    """An injected parameter has no value in the current call context."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -85,10 +85,10 @@ class BaseTool(ABC):
         """Run the tool on validated values, with ``ctx`` as the current call context."""
 
     def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
-        """Run the tool from synchronous code (a worker thread or a script)."""
-        import anyio
+        """Run the tool from synchronous code (a worker thread or a script); an async body gets its own loop."""
+        import asyncio
 
-        return anyio.run(self.invoke, values, ctx)
+        return asyncio.run(self.invoke(values, ctx))
 
     def to_result(self, value: Any) -> ToolResult:
         """Convert a raw return value (after the formatter, if any) into a ToolResult."""

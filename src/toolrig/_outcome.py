@@ -25,13 +25,15 @@ class ErrorKind(StrEnum):
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     EXECUTION_ERROR = "execution_error"
+    RETRY_REQUESTED = "retry_requested"
+    """The tool asked the model to call again differently (it raised :class:`~toolrig.ModelRetry`)."""
     LOOP_DETECTED = "loop_detected"
     OUTPUT_TOO_LARGE = "output_too_large"
     UNAVAILABLE = "unavailable"
     INTERNAL_ERROR = "internal_error"
 
 
-_RETRYABLE = frozenset({ErrorKind.RATE_LIMITED, ErrorKind.TIMEOUT, ErrorKind.CIRCUIT_OPEN})
+_RETRYABLE = frozenset({ErrorKind.RATE_LIMITED, ErrorKind.TIMEOUT, ErrorKind.CIRCUIT_OPEN, ErrorKind.RETRY_REQUESTED})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +94,9 @@ class ToolOutcome:
     @classmethod
     def failure(cls, call_id: str, name: str, error: ToolError, **kw: Any) -> ToolOutcome:
         """A failed outcome whose content defaults to a model-readable error line."""
-        kw.setdefault("content", f"Error ({error.kind.value}): {error.message}")
+        if "content" not in kw:
+            kw["content"] = (f"Please try again: {error.message}" if error.kind is ErrorKind.RETRY_REQUESTED
+                             else f"Error ({error.kind.value}): {error.message}")
         return cls._make(kw, call_id=call_id, name=name, ok=False, error=error)
 
     @classmethod

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import dataclasses
 import json
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from toolrig.errors import ResultConversionError
 
 __all__ = [
     "AudioPart",
@@ -158,33 +161,58 @@ class ToolResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
-        """Rebuild a result from :meth:`to_dict` output (base64 data decoded).
+        """Rebuild a result from :meth:`to_dict` output (base64 data decoded), checking every field's type.
 
         Raises:
-            ValueError: an unknown part type.
+            ValueError: not the form :meth:`to_dict` writes (an unknown part type, a field of the wrong type).
         """
-        parts = tuple(_part_from_dict(p) for p in data.get("parts", ()))
-        return cls(parts=parts, is_error=bool(data.get("is_error")), meta=dict(data.get("meta") or {}))
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a result must be an object, got {type(data).__name__}")
+        items = data.get("parts", ())
+        meta = data.get("meta") or {}
+        if not isinstance(items, list | tuple) or not isinstance(meta, Mapping):
+            raise ValueError("a result's parts must be a list and its meta an object")
+        parts = tuple(_part_from_dict(p) for p in items)
+        return cls(parts=parts, is_error=data.get("is_error") is True, meta=dict(meta))
 
 
 def _b64(value: Any) -> bytes:
-    return base64.b64decode(value) if isinstance(value, str) else bytes(value)
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"invalid base64 data: {exc}") from None
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    raise ValueError(f"binary data must be base64 text, got {type(value).__name__}")
 
 
-def _part_from_dict(item: Mapping[str, Any]) -> Part:
+def _str(item: Mapping[str, Any], key: str, default: str | None = None, *, optional: bool = False) -> Any:
+    value = item.get(key, default)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"result part field {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _part_from_dict(item: Any) -> Part:
+    if not isinstance(item, Mapping):
+        raise ValueError(f"a result part must be an object, got {type(item).__name__}")
     kind = item.get("type")
     if kind == "text":
-        return TextPart(item["text"])
+        return TextPart(_str(item, "text"))
     if kind == "json":
-        return JsonPart(item["data"])
+        return JsonPart(item.get("data"))
     if kind == "image":
-        return ImagePart(_b64(item["data"]), item.get("mime_type", "image/png"))
+        return ImagePart(_b64(item.get("data")), _str(item, "mime_type", "image/png"))
     if kind == "audio":
-        return AudioPart(_b64(item["data"]), item.get("mime_type", "audio/wav"))
+        return AudioPart(_b64(item.get("data")), _str(item, "mime_type", "audio/wav"))
     if kind == "resource":
         blob = item.get("blob")
-        return ResourcePart(uri=item["uri"], mime_type=item.get("mime_type"), text=item.get("text"),
-                            blob=None if blob is None else _b64(blob), name=item.get("name"))
+        return ResourcePart(uri=_str(item, "uri"), mime_type=_str(item, "mime_type", optional=True),
+                            text=_str(item, "text", optional=True), blob=None if blob is None else _b64(blob),
+                            name=_str(item, "name", optional=True))
     raise ValueError(f"unknown result part type {kind!r}")
 
 
@@ -235,23 +263,48 @@ _NOT_JSON = object()
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
+def _as_text(value: Any) -> str:
+    """``str(value)`` for objects whose class defines ``__str__``; else :class:`ResultConversionError`."""
+    if getattr(type(value), "__str__", None) is object.__str__ or callable(value):
+        raise ResultConversionError(
+            f"the tool returned a {type(value).__qualname__}, which has no JSON form and no text of its own; "
+            "return plain data (str, dict, list, a pydantic model or dataclass), or give the tool a formatter")
+    return str(value)
+
+
 def _jsonable(value: Any) -> Any:
     """Plain JSON data for ``value`` (NaN/Infinity as null, bytes as UTF-8 or URL-safe base64), or _NOT_JSON.
 
-    Models are dumped by alias, as their output schema describes them. Unknown objects
-    inside containers become their ``str()``; an unknown object on its own is not JSON.
+    Models are dumped by alias, as their output schema describes them. Objects inside containers
+    that have no JSON form become their ``str()`` when their class defines one; otherwise
+    :class:`ResultConversionError` is raised. An unknown object on its own is not JSON (_NOT_JSON).
     """
     container = (isinstance(value, _CONTAINERS) or dataclasses.is_dataclass(value)
                  or hasattr(type(value), "__pydantic_serializer__"))  # a model, without importing pydantic
     for bytes_mode in ("utf8", "base64"):
         try:
             return to_jsonable_python(value, by_alias=True, inf_nan_mode="null", bytes_mode=bytes_mode,
-                                      serialize_unknown=container)
+                                      fallback=_as_text if container else _not_json)
         except (PydanticSerializationError, UnicodeDecodeError):
             continue
-        except (ValueError, TypeError, RecursionError):  # e.g. a circular reference
+        except ResultConversionError:
+            raise
+        except ValueError as exc:
+            if "circular" in str(exc).lower():
+                raise ResultConversionError(f"the tool returned a {type(value).__qualname__} that refers to itself "
+                                            "(circular data has no JSON form)") from None
+            break
+        except (TypeError, RecursionError):
             break
     return _NOT_JSON
+
+
+class _NotJson(Exception):
+    """Raised by the fallback of a bare unknown object: it is converted by :func:`to_result` instead."""
+
+
+def _not_json(value: Any) -> Any:
+    raise _NotJson
 
 
 def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
@@ -260,8 +313,12 @@ def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
     ``str`` → text; ``bytes`` → image/audio/resource part by ``mime_type`` (or sniffed; text
     types decoded); a part → that part; a list mixing parts with other values → each value
     converted and the parts joined; ``None`` → no parts; pydantic models, dataclasses, dicts,
-    lists and scalars → a JSON part (plain JSON: NaN and Infinity become ``null``); anything else → its
-    ``str()``.
+    lists, scalars, dates, enums, paths, UUIDs and decimals → a JSON part (plain JSON: NaN and Infinity
+    become ``null``); any other object whose class defines ``__str__`` → that text.
+
+    Raises:
+        TypeError: an object with no JSON form and no ``__str__`` of its own (it would read as
+            ``<Thing object at 0x...>``): return plain data instead, or give the tool a formatter.
     """
     if isinstance(value, ToolResult):
         return value
@@ -278,10 +335,13 @@ def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
         return ToolResult(parts=(value,))
     if isinstance(value, list | tuple) and any(isinstance(v, (*_PART_TYPES, ToolResult)) for v in value):
         return ToolResult(parts=parts_of(value))
-    data = _jsonable(value)
-    if data is _NOT_JSON:
-        return ToolResult(parts=(TextPart(str(value)),))
-    return ToolResult(parts=(JsonPart(data),))
+    try:
+        data = _jsonable(value)
+    except _NotJson:
+        data = _NOT_JSON
+    if data is not _NOT_JSON:
+        return ToolResult(parts=(JsonPart(data),))
+    return ToolResult(parts=(TextPart(_as_text(value)),))
 
 
 def parts_of(values: Iterable[Any]) -> tuple[Part, ...]:

@@ -56,11 +56,18 @@ class Trust(StrEnum):
 
 
 class Isolation(StrEnum):
-    """Where the tool body runs."""
+    """Where the tool body runs (the runtime picks the executor of that name).
+
+    ``inline``: async bodies in the event loop, sync bodies on a worker thread of the runtime;
+    ``thread``: a bounded pool of threads for heavy blocking work; ``process``: a warm worker
+    process (the only place a running body can be stopped); ``sandbox``: an OS sandbox
+    (:mod:`toolrig.sandbox`), refusing to run where no adequate sandbox exists.
+    """
 
     INLINE = "inline"
     THREAD = "thread"
     PROCESS = "process"
+    SANDBOX = "sandbox"
 
 
 class ToolStatus(StrEnum):

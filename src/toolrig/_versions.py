@@ -27,15 +27,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from toolrig._define import BaseTool
-from toolrig.errors import RegistryError
+from toolrig.errors import SelectorError
 
 __all__ = ["SelectorError", "VersionSelector", "best", "parse_selector", "rank", "split_key"]
 
 _SPEC_CHARS = frozenset("<>=!,")
-
-
-class SelectorError(RegistryError, ValueError):
-    """A version selector cannot be parsed."""
 
 
 def split_key(text: str) -> tuple[str, str | None]:

@@ -1,40 +1,73 @@
 """The exception tree of toolrig.
 
 Exceptions are for the inside of the library; at the tool boundary every failure becomes a
-:class:`toolrig.ToolOutcome` with an error kind. The tree::
+:class:`toolrig.ToolOutcome` with an error kind. Every exception toolrig raises on purpose is
+defined here, under :class:`ToolrigError`. The tree::
 
     ToolrigError
     ├── DefinitionError          a developer mistake found while defining a tool (fails loudly)
     │   └── LoadError            a file, module or plugin could not be loaded (toolrig.loading)
+    ├── ConfigError              a runtime, policy or server is configured wrongly
+    │   └── PolicyConfigError    a policy rule that does not parse, an empty ALLOWED_TOOLS, ...
     ├── RegistryError            registry misuse
     │   ├── ToolNotFoundError    no tool (or version) under that name
     │   ├── VersionConflictError same name and version registered twice, or a downgrade
-    │   └── SelectorError        a malformed version selector (toolrig._versions)
+    │   └── SelectorError        a malformed version selector
     ├── ToolsetConflictError     two toolsets offer the same tool name
     ├── ArgumentsError           arguments do not match the tool's input schema
+    ├── InjectionError           an injected parameter has no value in the call context
+    ├── ResultConversionError    a tool returned a value with no JSON form and no text of its own
+    ├── StateUnavailable         the shared-state store (Redis, ...) cannot be reached
+    ├── ExecutionError           the machinery running a tool body failed (not the body itself)
+    │   ├── CallTimeoutError     the runtime's deadline for one attempt passed
+    │   ├── ExecutorBusyError    no capacity left to run the body now (retryable)
+    │   ├── ExecutorUnavailable  the executor a tool asks for is not available here
+    │   ├── ProcessIsolationError the call cannot be sent to, or read back from, a worker process
+    │   │   └── WorkerDiedError  the worker process died before answering
+    │   └── RemoteToolError      the body raised in a worker; its type, message and traceback as text
     └── ToolFailure              raised *inside* a tool body: a model-visible failure
         ├── ModelRetry           the model should call again with other arguments
         └── TransientError       infrastructure hiccup worth retrying (network, 5xx, ...)
             └── RateLimitedError an upstream said "slow down"
+
+Some also derive from the builtin they stand for (``ArgumentsError`` is a ``ValueError``,
+``CallTimeoutError`` a ``TimeoutError``, ``ToolNotFoundError`` a ``KeyError``, ...), so code that
+catches the builtin keeps working.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "ArgumentsError",
+    "CallTimeoutError",
+    "ConfigError",
     "DefinitionError",
+    "ExecutionError",
+    "ExecutorBusyError",
+    "ExecutorUnavailable",
+    "InjectionError",
+    "LoadError",
     "ModelRetry",
+    "PolicyConfigError",
+    "ProcessIsolationError",
     "RateLimitedError",
     "RegistryError",
+    "RemoteToolError",
+    "ResultConversionError",
+    "SelectorError",
+    "StateUnavailable",
     "ToolFailure",
     "ToolNotFoundError",
     "ToolrigError",
     "ToolsetConflictError",
     "TransientError",
     "VersionConflictError",
+    "WorkerDiedError",
+    "describe_exit",
 ]
 
 
@@ -42,8 +75,29 @@ class ToolrigError(Exception):
     """Base class of every exception toolrig raises on purpose."""
 
 
+# -- developer mistakes -------------------------------------------------------------------------
 class DefinitionError(ToolrigError, TypeError):
     """A tool definition is wrong; the message says what to change."""
+
+
+class LoadError(DefinitionError):
+    """Tools could not be loaded from a source (import failure, syntax error, bad entry).
+
+    Attributes:
+        source: the file, module or entry point that failed.
+    """
+
+    def __init__(self, message: str, *, source: str = "") -> None:
+        super().__init__(message)
+        self.source = source
+
+
+class ConfigError(ToolrigError, ValueError):
+    """Something is configured wrongly; the message says what and how to fix it."""
+
+
+class PolicyConfigError(ConfigError):
+    """A policy is configured wrongly (bad rule syntax, empty ``ALLOWED_TOOLS``, unknown names under CI)."""
 
 
 class RegistryError(ToolrigError):
@@ -61,10 +115,15 @@ class VersionConflictError(RegistryError):
     """The same name and version is already registered (use ``replace=True``), or a downgrade."""
 
 
+class SelectorError(RegistryError, ValueError):
+    """A version selector cannot be parsed."""
+
+
 class ToolsetConflictError(ToolrigError):
     """Two toolsets combined into one offer tools with the same name."""
 
 
+# -- bad input from the model ----------------------------------------------------------------------
 class ArgumentsError(ToolrigError, ValueError):
     """Arguments do not match the input schema.
 
@@ -77,6 +136,98 @@ class ArgumentsError(ToolrigError, ValueError):
         self.errors: list[dict[str, Any]] = [dict(e) for e in errors]
 
 
+class InjectionError(ToolrigError, LookupError):
+    """An injected parameter has no value in the current call context."""
+
+
+class ResultConversionError(ToolrigError, TypeError):
+    """A tool returned a value that has no JSON form and no text of its own (``<Thing object at 0x...>``)."""
+
+
+# -- infrastructure --------------------------------------------------------------------------------
+class StateUnavailable(ToolrigError):
+    """The shared-state store could not be reached or answered nonsense (an infrastructure fault)."""
+
+
+class ExecutionError(ToolrigError):
+    """The machinery that runs a tool body failed; the body itself may never have run."""
+
+    retryable: bool = False
+
+
+class CallTimeoutError(ExecutionError, TimeoutError):
+    """The runtime's deadline for one attempt of a call passed (carried by ``timeout`` outcomes).
+
+    Attributes:
+        seconds: the timeout that applied.
+        aftermath: what became of the body (cancelled, process killed, thread still running, ...).
+    """
+
+    retryable = True
+
+    def __init__(self, tool: str, seconds: float, aftermath: str = "") -> None:
+        message = f"{tool} did not finish within {seconds:g} s"
+        super().__init__(f"{message}; {aftermath}" if aftermath else message)
+        self.seconds = seconds
+        self.aftermath = aftermath
+
+
+class ExecutorBusyError(ExecutionError):
+    """No capacity is left to run the body now (every worker is busy or stuck); try again later."""
+
+    retryable = True
+
+
+class ExecutorUnavailable(ExecutionError):
+    """The executor a tool asks for (``spec.isolation``) is not available in this runtime or machine."""
+
+
+class ProcessIsolationError(ExecutionError):
+    """A call could not be run in a worker process (the tool cannot be sent, or no worker starts)."""
+
+
+class WorkerDiedError(ProcessIsolationError):
+    """The worker process running a tool died before answering.
+
+    Attributes:
+        returncode: the exit code, or minus the number of the signal that killed it.
+    """
+
+    def __init__(self, returncode: int) -> None:
+        super().__init__(f"the tool's process died: {describe_exit(returncode)}")
+        self.returncode = returncode
+
+
+class RemoteToolError(ExecutionError):
+    """A tool body raised in a worker; the exception came back as data (never as a pickle).
+
+    Attributes:
+        type_name: the qualified name of the original exception type.
+        message: its message.
+        traceback: its formatted traceback, as text (for logs; never shown to the model).
+        bases: qualified names of the original type's bases (how the retry stage decides by class).
+    """
+
+    def __init__(self, type_name: str, message: str, *, traceback: str = "", bases: Sequence[str] = ()) -> None:
+        super().__init__(f"{type_name}: {message}" if message else type_name)
+        self.type_name = type_name
+        self.message = message
+        self.traceback = traceback
+        self.bases = tuple(bases)
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited with code 3`` or ``killed by signal SIGSEGV (11)``."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "unknown signal"
+    return f"killed by signal {name} ({-returncode})"
+
+
+# -- raised inside tool bodies ------------------------------------------------------------------------
 class ToolFailure(ToolrigError):
     """Raise inside a tool to fail with a message meant for the model."""
 

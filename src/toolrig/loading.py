@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from toolrig._define import BaseTool, FunctionTool, Tool, as_tool
-from toolrig.errors import DefinitionError
+from toolrig.errors import DefinitionError, LoadError
 from toolrig.toolsets._base import Toolset
 
 __all__ = [
@@ -53,18 +53,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("toolrig.loading")
-
-
-class LoadError(DefinitionError):
-    """Tools could not be loaded from a source (import failure, syntax error, bad entry).
-
-    Attributes:
-        source: the file, module or entry point that failed.
-    """
-
-    def __init__(self, message: str, *, source: str = "") -> None:
-        super().__init__(message)
-        self.source = source
 
 
 # -- collecting -------------------------------------------------------------------------------

@@ -192,14 +192,14 @@ async def test_model_errors_bad_arguments_and_our_limits_never_open_the_circuit(
     stage = BreakerStage(failure_threshold=3)
     async with make(stage) as rt:
         for _ in range(5):
-            assert (await call(rt, "retry_me", x=-1)).error.kind is ErrorKind.EXECUTION_ERROR
+            assert (await call(rt, "retry_me", x=-1)).error.kind is ErrorKind.RETRY_REQUESTED
             assert (await call(rt, "flaky", x="not a number")).error.kind is ErrorKind.INVALID_ARGUMENTS
         await call(rt, "limited")
         limited = [await call(rt, "limited") for _ in range(5)]
         still = await call(rt, "retry_me", x=1)
         assert (await stage.state("flaky", rt.services)).state is CircuitState.CLOSED
     assert all(o.error.kind is ErrorKind.RATE_LIMITED for o in limited)
-    assert still.error is not None and still.error.kind is ErrorKind.EXECUTION_ERROR  # not circuit_open
+    assert still.error is not None and still.error.kind is ErrorKind.RETRY_REQUESTED  # not circuit_open
 
 
 def test_classification_of_outcomes() -> None:

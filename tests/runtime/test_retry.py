@@ -288,7 +288,7 @@ async def test_full_default_chain_makes_exactly_max_attempts_calls() -> None:
                        clock=clock, audit=False) as rt:
         names = [s.name for s in rt.stages]
         outcome = await rt.call(ToolCall(name="flaky_call"))
-    assert names.index("retry") == names.index("isolation") - 1
+    assert names.index("retry") == names.index("timeout") - 1
     if "breaker" in names:  # the breaker counts one failure per call, outside the retries
         assert names.index("breaker") < names.index("retry")
     assert flaky.calls == 4 and outcome.attempts == 4

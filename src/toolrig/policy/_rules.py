@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolrig.errors import ToolrigError
+from toolrig.errors import PolicyConfigError
 from toolrig.policy._commands import command_matches
 
 __all__ = ["GroupResolver", "PolicyConfigError", "Rule", "canonical_json", "exact_rule", "parse_rule"]
@@ -29,10 +29,6 @@ COMMAND_ARGUMENTS = frozenset({"command", "cmd", "script"})
 
 _RULE = re.compile(r"^\s*(?P<tool>[^\s()@]+)(?:@(?P<version>[^\s()]+))?\s*(?:\((?P<args>.*)\))?\s*\Z", re.S)
 _GLOB = frozenset("*?[")
-
-
-class PolicyConfigError(ToolrigError, ValueError):
-    """A policy is configured wrongly (bad rule syntax, empty ``ALLOWED_TOOLS``, unknown names under CI)."""
 
 
 def canonical_json(value: Any) -> str:

@@ -1,7 +1,8 @@
-"""The call pipeline: :class:`Runtime`, its stages, decisions and clock."""
+"""The call pipeline: :class:`Runtime`, its stages, executors, decisions and clock."""
 
 from __future__ import annotations
 
+from toolrig.errors import CallTimeoutError
 from toolrig.runtime._chain import CallNext, Stage, build_chain
 from toolrig.runtime._clock import Clock, FakeClock, SystemClock
 from toolrig.runtime._decision import Decision, Verdict, fold_decisions
@@ -13,39 +14,68 @@ from toolrig.runtime._defaults import (
     remove_stage,
     replace_stage,
 )
+from toolrig.runtime._hook import AfterCallHook, BeforeCallHook, Hook, OnErrorHook
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._runtime import Runtime
 from toolrig.runtime._services import ApprovalHandler, Services
-from toolrig.runtime.executors._process_pool import ProcessPool
-from toolrig.runtime.executors._thread_hop import ThreadHop
-from toolrig.runtime.stages._audit import AuditStage
-from toolrig.runtime.stages._breaker import BreakerStage
-from toolrig.runtime.stages._cache import CacheStage
-from toolrig.runtime.stages._fence import FenceStage
-from toolrig.runtime.stages._isolation import CallTimeoutError, IsolationStage
-from toolrig.runtime.stages._loopguard import LoopGuardStage
-from toolrig.runtime.stages._ratelimit import RateLimitStage
-from toolrig.runtime.stages._results import ProcessStage, ResultLimits
-from toolrig.runtime.stages._retry import RetryStage
-from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.executors import (
+    Executor,
+    Executors,
+    InlineExecutor,
+    ProcessExecutor,
+    ProcessPool,
+    RemoteResult,
+    ThreadExecutor,
+    ThreadHop,
+)
+from toolrig.runtime.stages import (
+    ApprovalStage,
+    AuditStage,
+    BreakerStage,
+    CacheStage,
+    FenceStage,
+    HooksStage,
+    LoopGuardStage,
+    ProcessStage,
+    RateLimitStage,
+    RepairStage,
+    ResolveStage,
+    ResultLimits,
+    RetryStage,
+    TelemetryStage,
+    TimeoutStage,
+    ValidateStage,
+)
 
 __all__ = [
+    "AfterCallHook",
     "ApprovalHandler",
+    "ApprovalStage",
     "AuditStage",
+    "BeforeCallHook",
     "BreakerStage",
     "CacheStage",
     "CallNext",
     "CallTimeoutError",
     "Clock",
     "Decision",
+    "Executor",
+    "Executors",
     "FakeClock",
     "FenceStage",
+    "Hook",
+    "HooksStage",
+    "InlineExecutor",
     "Invocation",
-    "IsolationStage",
     "LoopGuardStage",
+    "OnErrorHook",
+    "ProcessExecutor",
     "ProcessPool",
     "ProcessStage",
     "RateLimitStage",
+    "RemoteResult",
+    "RepairStage",
+    "ResolveStage",
     "ResultLimits",
     "RetryStage",
     "Runtime",
@@ -53,7 +83,10 @@ __all__ = [
     "Stage",
     "SystemClock",
     "TelemetryStage",
+    "ThreadExecutor",
     "ThreadHop",
+    "TimeoutStage",
+    "ValidateStage",
     "Verdict",
     "build_chain",
     "default_stages",

@@ -13,7 +13,6 @@ from toolrig.runtime.stages._breaker import BreakerStage
 from toolrig.runtime.stages._cache import CacheStage
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
-from toolrig.runtime.stages._isolation import IsolationStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
 from toolrig.runtime.stages._ratelimit import QuotaSource, RateLimitStage
 from toolrig.runtime.stages._repair import RepairStage
@@ -21,6 +20,7 @@ from toolrig.runtime.stages._resolve import ResolveStage
 from toolrig.runtime.stages._results import ProcessStage
 from toolrig.runtime.stages._retry import RetryStage
 from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.stages._timeout import TimeoutStage
 from toolrig.runtime.stages._validate import ValidateStage
 
 __all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
@@ -58,12 +58,12 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         CacheStage(stale_on_error=stale_on_error),
         BreakerStage(),
         RetryStage(retry),
-        IsolationStage(default_timeout=timeout),
+        TimeoutStage(timeout),
     ]
 
 
 def minimal_stages() -> list[Stage]:
-    """Resolve, validate, invoke: the cheapest safe pipeline."""
+    """Resolve, validate, invoke: the cheapest safe pipeline (a tool's own ``spec.timeout`` still applies)."""
     return [ResolveStage(), ValidateStage()]
 
 

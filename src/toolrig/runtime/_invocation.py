@@ -32,6 +32,7 @@ class Invocation:
         repairs: what argument repair changed, one line each.
         decision: the folded policy decision, once the policy stage ran.
         attempt: the current attempt number (the retry stage increments it).
+        timeout: seconds this attempt may take (set by the timeout stage; None: the tool's ``spec.timeout``).
         started: monotonic time the call entered the runtime.
     """
 
@@ -44,6 +45,7 @@ class Invocation:
     repairs: tuple[str, ...] = ()
     decision: Decision | None = None
     attempt: int = 1
+    timeout: float | None = None
     started: float = field(default_factory=time.perf_counter)
 
     @classmethod

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
@@ -14,26 +20,29 @@ from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime._chain import CallNext, Stage, build_chain
 from toolrig.runtime._clock import Clock, SystemClock
+from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._portal import LoopThread
 from toolrig.runtime._services import ApprovalHandler, Services
-from toolrig.runtime._terminal import invoke_tool
+from toolrig.runtime._terminal import invoke_tool, really_cancelled
+from toolrig.runtime.executors._base import Executors
+from toolrig.toolsets._base import Toolset
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "as_toolset"]
 
 log = logging.getLogger("toolrig.runtime")
 
 
-def as_toolset(tools: Any) -> Any:
-    """A Toolset from a Toolset/Registry (anything with ``list`` and ``get``) or an iterable of tools."""
-    if hasattr(tools, "list") and hasattr(tools, "get") and not isinstance(tools, list | tuple):
+def as_toolset(tools: Any) -> Toolset:
+    """A Toolset from a Toolset or Registry, or from an iterable of tools (any accepted form)."""
+    if isinstance(tools, Toolset):
         return tools
-    from toolrig.toolsets import FunctionToolset
+    from toolrig.toolsets._function import FunctionToolset
 
     return FunctionToolset(list(tools))
 
 
-def _with_policy(stages: Sequence[Stage], policy: Any, toolset: Any, *, default: bool) -> tuple[Stage, ...]:
+def _with_policy(stages: Sequence[Stage], policy: Any, toolset: Toolset, *, default: bool) -> tuple[Stage, ...]:
     """``stages`` with the policy's stage just before ``approval`` (which must exist: asks need an asker)."""
     from toolrig.runtime._defaults import insert_before, replace_stage
     from toolrig.runtime.stages._approval import ApprovalStage
@@ -47,13 +56,23 @@ def _with_policy(stages: Sequence[Stage], policy: Any, toolset: Any, *, default:
     return tuple(out)
 
 
+@dataclass(slots=True)
+class _Running:
+    """A call in progress: its cancel scope, and how to reach its event loop from another thread."""
+
+    scope: anyio.CancelScope
+    thread: int
+    loop: asyncio.AbstractEventLoop | None
+    token: Any
+
+
 class Runtime:
     """Runs every tool call through one pipeline of stages; never raises for a bad call.
 
     Args:
         tools: a list of tools (any accepted form), a Toolset, or a Registry.
         stages: the stages, outermost first (default: :func:`default_stages`).
-        hooks: objects with any of ``before_call`` / ``after_call`` / ``on_error``.
+        hooks: objects with any of ``before_call`` / ``after_call`` / ``on_error`` (:class:`Hook`).
         audit: where audit rows go: a SQLite path, a URL, None for the default file, False for none.
         audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row written before the call).
         state: ``"memory"``, a ``redis://`` URL (limits, breakers and cache shared across processes), or a
@@ -63,65 +82,97 @@ class Runtime:
         policy: a :class:`toolrig.Policy` (or any object with ``as_stage(toolset)``, or a Stage): its stage
             runs just before ``approval`` and its decisions fold with the hooks' (deny wins). With the default
             stages, approval is then asked when the policy (or a hook, or ``requires_approval``) says so.
+        executors: where tool bodies run, by ``spec.isolation`` (default: this runtime's own inline, thread
+            and process executors, each with its own capacity; see :mod:`toolrig.runtime.executors`).
+        allow_selectors: let calls name a version (``"tool@1.2"``); off by default, because a model must
+            reach only the tools the runtime advertises (see ``docs/runtime.md``).
     """
 
-    def __init__(self, tools: Any, *, stages: Sequence[Stage] | None = None, hooks: Iterable[Any] = (),
+    def __init__(self, tools: Any, *, stages: Sequence[Stage] | None = None, hooks: Iterable[Hook] = (),
                  audit: Any = None, audit_mode: str = "batched", state: Any = "memory",
-                 approval: ApprovalHandler | None = None, clock: Clock | None = None, policy: Any = None) -> None:
+                 approval: ApprovalHandler | None = None, clock: Clock | None = None, policy: Any = None,
+                 executors: Executors | None = None, allow_selectors: bool = False) -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import make_state
 
         self.toolset = as_toolset(tools)
+        self._own_executors = executors is None
         self.services = Services(toolset=self.toolset, hooks=tuple(hooks), clock=clock or SystemClock(),
-                                 state=make_state(state), approval=approval)
+                                 state=make_state(state), approval=approval,
+                                 executors=executors if executors is not None else Executors(),
+                                 allow_selectors=allow_selectors)
         self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared
         self.stages: tuple[Stage, ...] = tuple(
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
         self._chain: CallNext = build_chain(self.stages, invoke_tool)
-        self._scopes: dict[str, list[anyio.CancelScope]] = {}
+        self._running: dict[str, list[_Running]] = {}
+        self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
+        self._closed = False
 
     # -- calls ----------------------------------------------------------------------------------
     async def call(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
-        """Run one call through the pipeline; the outcome is structured, whatever happens."""
+        """Run one call through the pipeline; the outcome is structured, whatever happens.
+
+        Only a cancellation of the caller itself propagates (``Runtime.cancel`` ends the call with
+        an outcome of kind ``cancelled``).
+        """
         ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
         inv = Invocation.start(call, ctx, self.services)
         outcome: ToolOutcome | None = None
         with anyio.CancelScope() as scope:
-            running = self._scopes.get(call.id)
-            if running is None:
-                self._scopes[call.id] = running = []
-            running.append(scope)
+            running = self._register(call.id, scope)
             try:
                 outcome = await self._chain(inv)
-            except Exception as exc:  # a stage failed: a bug, reported as a value, logged with its trace
-                log.exception("stage failure while calling %s", call.name)
-                outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
-                    ErrorKind.INTERNAL_ERROR, f"internal error while running {call.name}: {type(exc).__name__}"),
-                    exception=exc)
+            except anyio.get_cancelled_exc_class() as exc:
+                if await really_cancelled():
+                    raise
+                outcome = _internal(call, exc)
+            except BaseException as exc:  # a stage failed: a bug, reported as a value, logged with its trace
+                log.exception("stage failure while calling %s", _short_name(call.name))
+                outcome = _internal(call, exc)
             finally:
-                running.remove(scope)
-                if not running:
-                    del self._scopes[call.id]
+                self._unregister(call.id, running)
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
-                ErrorKind.CANCELLED, f"the call to {call.name!r} was cancelled"))
+                ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} was cancelled"))
         return outcome.derive(duration_ms=inv.elapsed_ms)
 
+    def _register(self, call_id: str, scope: anyio.CancelScope) -> _Running:
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            token = None
+        except RuntimeError:  # not asyncio: cancellation from other threads goes through anyio's token
+            loop, token = None, anyio.lowlevel.current_token()
+        running = _Running(scope, threading.get_ident(), loop, token)
+        with self._lock:
+            self._running.setdefault(call_id, []).append(running)
+        return running
+
+    def _unregister(self, call_id: str, running: _Running) -> None:
+        with self._lock:
+            entries = self._running.get(call_id)
+            if entries is not None:
+                entries.remove(running)
+                if not entries:
+                    del self._running[call_id]
+
     def cancel(self, call_id: str) -> bool:
-        """Cancel a running call; it ends with error kind ``cancelled``. False if not running."""
-        running = self._scopes.get(call_id)
-        if not running:
-            return False
-        for scope in running:  # every call running under that id (ids are the caller's to choose)
-            scope.cancel()
-        return True
+        """Cancel a running call; it ends with error kind ``cancelled``. False if not running.
+
+        Safe to call from any thread (e.g. while another thread waits in :meth:`call_sync`).
+        """
+        with self._lock:
+            entries = list(self._running.get(call_id, ()))
+        for entry in entries:  # every call running under that id (ids are the caller's to choose)
+            _cancel(entry)
+        return bool(entries)
 
     async def call_many(self, calls: Sequence[ToolCall], context: CallContext | None = None, *,
                         max_concurrency: int | None = 8) -> list[ToolOutcome]:
-        """Run a model's parallel tool calls; outcomes come back in the same order.
+        """Run a model's parallel tool calls; exactly one outcome per call, in the same order.
 
         At most ``max_concurrency`` calls run at once (None: all of them), started in order by
         that many worker tasks.
@@ -129,6 +180,8 @@ class Runtime:
         Raises:
             ValueError: ``max_concurrency`` is below 1.
         """
+        if max_concurrency is not None and (isinstance(max_concurrency, bool) or max_concurrency < 1):
+            raise ValueError("max_concurrency must be at least 1 (or None for no limit)")
         results: list[ToolOutcome | None] = [None] * len(calls)
         pending = iter(enumerate(calls))  # calls start in order, at most max_concurrency at a time
 
@@ -136,13 +189,11 @@ class Runtime:
             for i, call in pending:
                 results[i] = await self.call(call, context)
 
-        limit = max_concurrency or max(1, len(calls))
-        if limit < 1:
-            raise ValueError("max_concurrency must be at least 1 (or None for no limit)")
+        limit = len(calls) if max_concurrency is None else min(int(max_concurrency), len(calls))
         async with anyio.create_task_group() as tg:
-            for _ in range(len(calls) if limit >= len(calls) else int(limit)):
+            for _ in range(limit):
                 tg.start_soon(worker)
-        return [r for r in results if r is not None]
+        return [r if r is not None else _lost(call) for r, call in zip(results, calls, strict=True)]
 
     def call_sync(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
         """Synchronous :meth:`call`, run on the runtime's own event-loop thread."""
@@ -150,8 +201,14 @@ class Runtime:
 
     # -- tools and lifecycle ---------------------------------------------------------------------
     def tools(self) -> list[BaseTool]:
-        """The tools this runtime can call."""
+        """The tools this runtime can call (what it exports to providers)."""
         return list(self.toolset.list())
+
+    def stats(self) -> dict[str, Any]:
+        """Live counters: calls running now and the executors' capacity (busy and stuck threads, workers)."""
+        with self._lock:
+            running = sum(len(v) for v in self._running.values())
+        return {"running": running, "executors": self.services.executors.stats()}
 
     def _get_loop_thread(self) -> LoopThread:
         if self._loop_thread is None:
@@ -159,11 +216,13 @@ class Runtime:
         return self._loop_thread
 
     async def aclose(self) -> None:
-        """Flush and close what the stages hold (audit writer, state connections)."""
+        """Flush and close what the stages hold (audit writer, state connections) and the executors."""
         for stage in self.stages:
             close = getattr(stage, "aclose", None)
             if close is not None:
                 await close()
+        if self._own_executors:
+            await self.services.executors.aclose()
         if self._owns_state:
             self._owns_state = False
             await self.services.state.aclose()
@@ -188,3 +247,34 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cancel(entry: _Running) -> None:
+    if entry.thread == threading.get_ident():
+        entry.scope.cancel()
+        return
+    with contextlib.suppress(RuntimeError):  # that loop is closed: the call is over anyway
+        if entry.loop is not None:
+            entry.loop.call_soon_threadsafe(entry.scope.cancel)
+        else:
+            anyio.from_thread.run_sync(entry.scope.cancel, token=entry.token)
+
+
+_NAME_SHOWN = 80
+
+
+def _short_name(name: str) -> str:
+    """A requested name as it may appear in a message: capped (names come from the model)."""
+    return name if len(name) <= _NAME_SHOWN else f"{name[:_NAME_SHOWN]}… ({len(name):,} characters)"
+
+
+def _internal(call: ToolCall, exc: BaseException) -> ToolOutcome:
+    return ToolOutcome.failure(call.id, call.name, ToolError.of(
+        ErrorKind.INTERNAL_ERROR, f"internal error while running {_short_name(call.name)}: {type(exc).__name__}"),
+        exception=exc)
+
+
+def _lost(call: ToolCall) -> ToolOutcome:
+    """The outcome of a call whose worker never got to it (the batch was cancelled first)."""
+    return ToolOutcome.failure(call.id, call.name, ToolError.of(
+        ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} did not run: the batch was cancelled"))

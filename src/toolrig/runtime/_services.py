@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrig.runtime._clock import Clock, SystemClock
+from toolrig.runtime.executors._base import Executors
 
 if TYPE_CHECKING:
     from toolrig._calls import ToolCall
@@ -30,6 +31,8 @@ class Services:
         clock: time source; a FakeClock in tests.
         state: shared-state backend (memory or Redis) for limits, breakers and cache.
         approval: handler asked when a call needs approval; None means "approval_required".
+        executors: where tool bodies run, by ``spec.isolation`` (each runtime has its own).
+        allow_selectors: calls may name a version (``tool@1.2``); off by default (see the resolve stage).
         extras: anything a custom stage needs.
     """
 
@@ -38,6 +41,8 @@ class Services:
     clock: Clock = field(default_factory=SystemClock)
     state: Any = None
     approval: ApprovalHandler | None = None
+    executors: Executors = field(default_factory=Executors)
+    allow_selectors: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
 
     def lookup(self, name: str) -> BaseTool | None:

@@ -1,44 +1,98 @@
-"""The innermost handler: run the tool body and turn what happens into an outcome."""
+"""The innermost handler: run the tool body with its executor and turn what happens into an outcome.
+
+This is the one place where a body's result is converted (:meth:`toolrig.BaseTool.to_result`, or the
+:class:`~toolrig.runtime.executors.RemoteResult` a worker converted with the same method) and where its
+exceptions become structured errors (:func:`~toolrig.runtime._translate.error_from_exception`), whichever
+executor ran it — so every stage sees every call, the same way.
+
+A tool's own ``BaseException`` (``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``, even a
+``CancelledError`` it raises itself) is an outcome too; only a real cancellation of the caller
+propagates (see :func:`really_cancelled`).
+"""
 
 from __future__ import annotations
 
-import anyio
+import asyncio
+from typing import Any
 
-from toolrig._outcome import ToolOutcome
+import anyio
+import anyio.lowlevel
+
+from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._translate import error_from_exception
+from toolrig.runtime.executors._base import RemoteResult
 
-__all__ = ["invoke_tool", "outcome_from_value"]
+__all__ = ["invoke_tool", "outcome_from_exception", "outcome_from_value", "really_cancelled"]
 
 
 def outcome_from_value(inv: Invocation, raw: object) -> ToolOutcome:
-    """Convert a tool's raw return value into a successful (or is_error) outcome."""
+    """Convert a tool's raw return value (or a worker's converted result) into a successful or is_error outcome."""
     assert inv.tool is not None
-    result = inv.tool.to_result(raw)
+    result = raw.result if isinstance(raw, RemoteResult) else inv.tool.to_result(raw)
     return ToolOutcome.success(inv.call.id, inv.tool.spec.name, result, attempts=inv.attempt,
                                repairs=inv.repairs)
 
 
 def outcome_from_exception(inv: Invocation, exc: BaseException) -> ToolOutcome:
-    """Convert an exception from the tool body into a failed outcome (the exception is kept)."""
-    name = inv.name
-    return ToolOutcome.failure(inv.call.id, name, error_from_exception(exc, tool=name),
+    """Convert an exception from the tool body (or its executor) into a failed outcome (the exception is kept)."""
+    return ToolOutcome.failure(inv.call.id, inv.name, error_from_exception(exc, tool=inv.name),
                                attempts=inv.attempt, repairs=inv.repairs, exception=exc)
 
 
-async def invoke_tool(inv: Invocation) -> ToolOutcome:
-    """Run ``inv.tool`` on ``inv.values`` in this task (sync tools run inline).
+async def really_cancelled() -> bool:
+    """After catching the cancellation exception: is the calling task really being cancelled?
 
-    Thread and process isolation are the isolation stage's job; this is the terminal handler.
+    On asyncio a pending cancellation shows in ``Task.cancelling()`` (anyio's cancel scopes and a
+    plain ``task.cancel()`` both count there); elsewhere cancellation is level-triggered, so a
+    checkpoint raises again while it is pending. A ``CancelledError`` a tool raised by itself passes
+    neither test.
     """
-    assert inv.tool is not None and inv.values is not None, "resolve and validate must run first"
     try:
-        raw = await inv.tool.invoke(inv.values, inv.context)
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    if task is not None:
+        return task.cancelling() > 0
+    try:
+        await anyio.lowlevel.checkpoint_if_cancelled()
     except anyio.get_cancelled_exc_class():
-        raise
-    except Exception as exc:
-        return outcome_from_exception(inv, exc)
+        return True
+    return False
+
+
+def _raised_cancellation(inv: Invocation, exc: BaseException) -> ToolOutcome:
+    """The outcome of a body that raised the cancellation exception while nobody cancelled it."""
+    error = ToolError.of(ErrorKind.EXECUTION_ERROR,
+                         f"{inv.name} raised {type(exc).__name__} although nothing cancelled it")
+    return ToolOutcome.failure(inv.call.id, inv.name, error, attempts=inv.attempt, repairs=inv.repairs, exception=exc)
+
+
+def _with_meta(outcome: ToolOutcome, meta: dict[str, Any]) -> ToolOutcome:
+    return outcome.derive(meta={**outcome.meta, **meta}) if meta else outcome
+
+
+async def invoke_tool(inv: Invocation) -> ToolOutcome:
+    """Run ``inv.tool`` on ``inv.values`` with the executor its ``spec.isolation`` names.
+
+    The timeout is ``inv.timeout`` (set by the timeout stage), else the tool's own ``spec.timeout``.
+    """
+    tool = inv.tool
+    assert tool is not None and inv.values is not None, "resolve and validate must run first"
+    spec = tool.spec
+    meta: dict[str, Any] = {}
     try:
-        return outcome_from_value(inv, raw)
-    except Exception as exc:  # a formatter or conversion failure is the tool's failure
-        return outcome_from_exception(inv, exc)
+        executor = inv.services.executors.get(spec.isolation.value)
+        raw = await executor.execute(tool, inv.values, inv.context,
+                                     timeout=inv.timeout if inv.timeout is not None else spec.timeout, meta=meta)
+    except anyio.get_cancelled_exc_class() as exc:
+        if await really_cancelled():
+            raise
+        return _with_meta(_raised_cancellation(inv, exc), meta)
+    except BaseException as exc:  # the tool's failure, whatever it raised
+        return _with_meta(outcome_from_exception(inv, exc), meta)
+    try:
+        outcome = outcome_from_value(inv, raw)
+    except BaseException as exc:  # a formatter or conversion failure is the tool's failure
+        outcome = outcome_from_exception(inv, exc)
+    return _with_meta(outcome, meta)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from toolrig.errors import ToolrigError
+from toolrig.errors import StateUnavailable
 from toolrig.state._limiting import LimitRequest, LimitVerdict
 
 __all__ = [
@@ -31,10 +31,6 @@ __all__ = [
     "StateBackend",
     "StateUnavailable",
 ]
-
-
-class StateUnavailable(ToolrigError):
-    """The shared-state store could not be reached or answered nonsense (an infrastructure fault)."""
 
 
 class CircuitState(StrEnum):

@@ -1,17 +1,21 @@
 """The host side of process isolation: warm worker processes, each in its own process group.
 
 A call is sent to an idle worker (or a new one), by reference and with its validated values
-and the picklable fields of its :class:`~toolrig._context.CallContext`; the raw return value
-(or the exception) comes back pickled. What can happen, and what the caller gets:
+and the picklable fields of its :class:`~toolrig.CallContext`; the result comes back as data
+(the tool's converted :class:`~toolrig.ToolResult`, or the exception's type, message and
+traceback as text: :mod:`toolrig.runtime.executors._wire`) — the host never unpickles what a
+worker sends. What can happen, and what the caller gets:
 
 * the tool returns or raises: the worker goes back to the pool;
-* the deadline passes, or the call is cancelled: the worker's whole process group gets
-  SIGTERM, then SIGKILL after ``kill_grace`` seconds; the run says ``timed_out`` (or the
-  cancellation propagates);
-* the worker dies (segfault, ``os._exit``, killed): :class:`WorkerDiedError` says how, with the
-  exit code or signal; whatever the tool started is killed with it; the host carries on.
+* the deadline passes, or the call is cancelled: the worker's process group gets SIGTERM, then
+  everything the worker started — children that left its group included (the worker is their
+  subreaper; see :mod:`toolrig.runtime.executors._reaper`) — is stopped and killed after
+  ``kill_grace`` seconds; the run says ``timed_out`` (or the cancellation propagates);
+* the worker dies (segfault, ``os._exit``, killed): :class:`~toolrig.errors.WorkerDiedError` says how,
+  with the exit code or signal; the host carries on.
 
-Process isolation contains crashes, hangs and leaks; it is not a security sandbox. POSIX only.
+Process isolation contains crashes, hangs and leaks; it is not a security sandbox (that is
+``isolation="sandbox"``). POSIX only; the subreaper and ``/proc`` walk are Linux only.
 """
 
 from __future__ import annotations
@@ -32,49 +36,31 @@ import anyio.to_thread
 
 from toolrig._context import CallContext
 from toolrig._define import BaseTool, FunctionTool
-from toolrig.errors import ToolFailure
-from toolrig.runtime.executors._worker import FRAME, FunctionRef, InstanceRef, pack
+from toolrig._results import ToolResult
+from toolrig.errors import ProcessIsolationError, WorkerDiedError, describe_exit
+from toolrig.runtime.executors._reaper import kill_tree
+from toolrig.runtime.executors._wire import (
+    FRAME,
+    MAX_REPLY_BYTES,
+    decode_reply,
+    exception_from_data,
+    result_from_data,
+)
+from toolrig.runtime.executors._worker import FunctionRef, InstanceRef, pack
 
-__all__ = ["ProcessIsolationError", "ProcessPool", "ProcessRun", "WorkerDiedError", "describe_exit"]
+__all__ = ["ProcessPool", "ProcessRun"]
 
 log = logging.getLogger("toolrig.runtime.stages._results")
 
 _BOOT = "import sys; sys.path[:] = {path!r}; from toolrig.runtime.executors._worker import main; main()"
 
 
-class ProcessIsolationError(ToolFailure):
-    """A call could not be run in a worker process (the tool cannot be sent, or no worker starts)."""
-
-
-class WorkerDiedError(ToolFailure):
-    """The worker process running a tool died before answering.
-
-    Attributes:
-        returncode: the exit code, or minus the number of the signal that killed it.
-    """
-
-    def __init__(self, returncode: int) -> None:
-        super().__init__(f"the tool's process died: {describe_exit(returncode)}")
-        self.returncode = returncode
-
-
-def describe_exit(returncode: int) -> str:
-    """``exited with code 3`` or ``killed by signal SIGSEGV (11)``."""
-    if returncode >= 0:
-        return f"exited with code {returncode}"
-    try:
-        name = signal.Signals(-returncode).name
-    except ValueError:
-        name = "unknown signal"
-    return f"killed by signal {name} ({-returncode})"
-
-
 @dataclass(frozen=True, slots=True)
 class ProcessRun:
-    """What happened to one call in a worker: a value, an error, or a timeout."""
+    """What happened to one call in a worker: a result, an error, or a timeout."""
 
     pid: int
-    value: Any = None
+    result: ToolResult | None = None
     error: BaseException | None = None
     timed_out: bool = False
 
@@ -165,6 +151,9 @@ class _Worker:
         if not await self._fill(FRAME.size):
             return None
         size = FRAME.unpack(self._buf[:FRAME.size])[0]
+        if size > MAX_REPLY_BYTES:
+            raise ProcessIsolationError(f"the worker sent a reply of {size:,} bytes, over the limit of "
+                                        f"{MAX_REPLY_BYTES:,}")
         if not await self._fill(FRAME.size + size):
             return None
         payload = bytes(self._buf[FRAME.size:FRAME.size + size])
@@ -184,16 +173,27 @@ class _Worker:
         return True
 
     def shutdown(self, grace: float, *, terminate: bool) -> int:
-        """Blocking: stop the worker and everything in its group; return its exit status."""
+        """Blocking: stop the worker and everything it started; return its exit status."""
         if terminate:
             _signal_group(self.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(grace)
+        if self.proc.poll() is None:
+            kill_tree(self.pid, include_root=False)  # while the worker lives, its orphans are its children
         self._stdin.close()  # a healthy worker exits at end of input
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(grace)
-        _signal_group(self.pid, signal.SIGKILL)  # the worker if still alive, and whatever it started
+        _signal_group(self.pid, signal.SIGKILL)  # the worker if still alive, and its group
         returncode = self.proc.wait()
         self._stdout.close()
         return returncode
+
+
+def _is_ready(payload: bytes) -> bool:
+    try:
+        return bool(decode_reply(payload)["kind"] == "ready")
+    except ProcessIsolationError:
+        return False
 
 
 class ProcessPool:
@@ -251,11 +251,14 @@ class ProcessPool:
             await self._stop(worker, terminate=False)
 
     async def _run_on(self, worker: _Worker, frame: bytes, ctx: CallContext, timeout: float | None) -> ProcessRun:
-        reply: tuple[Any, ...] | None = None
+        reply: dict[str, Any] | None = None
         with anyio.move_on_after(timeout) as scope:
             try:
                 await worker.send(frame)
                 reply = await self._reply(worker, ctx)
+            except ProcessIsolationError as exc:  # an unreadable reply: that worker is not trusted again
+                await self._stop(worker, terminate=True)
+                return ProcessRun(worker.pid, error=exc)
             except BaseException:  # the deadline, a cancellation, or a broken pipe: stop the worker
                 await self._stop(worker, terminate=True)
                 raise
@@ -263,24 +266,35 @@ class ProcessPool:
             return ProcessRun(worker.pid, timed_out=True)
         if reply is None:
             return ProcessRun(worker.pid, error=WorkerDiedError(await self._stop(worker, terminate=False)))
-        await self._release(worker)
-        if reply[0] == "ok":
-            return ProcessRun(worker.pid, value=reply[1])
-        return ProcessRun(worker.pid, error=reply[1])
+        if reply["kind"] == "ok":
+            try:
+                result = result_from_data(reply.get("result"))
+            except ProcessIsolationError as exc:
+                await self._stop(worker, terminate=True)
+                return ProcessRun(worker.pid, error=exc)
+            await self._release(worker)
+            return ProcessRun(worker.pid, result=result)
+        if reply["kind"] == "error":
+            await self._release(worker)
+            return ProcessRun(worker.pid, error=exception_from_data(reply.get("error")))
+        await self._stop(worker, terminate=True)  # a worker that speaks nonsense is not reused
+        return ProcessRun(worker.pid, error=ProcessIsolationError(
+            f"the worker sent an unexpected message of kind {str(reply['kind'])[:40]!r}"))
 
-    async def _reply(self, worker: _Worker, ctx: CallContext) -> tuple[Any, ...] | None:
+    async def _reply(self, worker: _Worker, ctx: CallContext) -> dict[str, Any] | None:
         while True:
             payload = await worker.receive()
             if payload is None:
                 return None
-            try:
-                message: tuple[Any, ...] = pickle.loads(payload)
-            except Exception as exc:
-                return ("error", ProcessIsolationError(f"the reply of the tool's process cannot be read here: {exc}"))
-            if message[0] != "progress":
+            message = decode_reply(payload)
+            if message["kind"] != "progress":
                 return message
+            progress, total, text = message.get("progress"), message.get("total"), message.get("message")
+            if not isinstance(progress, int | float) or not (total is None or isinstance(total, int | float)):
+                continue  # a malformed report is dropped, not passed on
             try:
-                await ctx.report_progress(*message[1:])
+                await ctx.report_progress(float(progress), None if total is None else float(total),
+                                          text[:2000] if isinstance(text, str) else None)
             except Exception:
                 log.exception("progress callback failed")
 
@@ -305,7 +319,7 @@ class ProcessPool:
         except BaseException:
             await self._stop(worker, terminate=True)
             raise
-        if payload is not None and pickle.loads(payload)[0] == "ready":
+        if payload is not None and _is_ready(payload):
             return worker
         returncode = await self._stop(worker, terminate=True)
         why = (f"it was not ready within {self.start_timeout:g} s" if scope.cancelled_caught

@@ -14,14 +14,17 @@ So the event loop is never blocked for longer than ``eager_wait`` per call; a sl
 the loop that much once, then runs concurrently with everything else.
 
 Semantics:
-    * the caller's :mod:`contextvars` context is copied into the thread (``current_context()``
-      and ``Injected`` parameters work there), without the event loop's "current async library"
-      marker, so a body may start its own event loop (as with ``anyio.to_thread``);
-    * cancelling the awaiting task abandons the job: a job not yet started never runs, a running
-      one finishes in the background and its result is dropped (threads cannot be killed);
-    * threads start on demand when every worker is busy, up to ``max_workers``; beyond that jobs
-      wait in the queue. Workers live until :meth:`close` (they are daemons); a closed hop
-      refuses new jobs.
+    * the caller's :mod:`contextvars` context is copied into the thread (``current_context()``,
+      ``Injected`` parameters and tracing context work there); a body that wants an event loop
+      of its own uses ``asyncio.run`` (as :meth:`toolrig.BaseTool.invoke_sync` does);
+    * cancelling the awaiting task abandons the job: a job not yet started never runs; a running
+      one finishes in the background (threads cannot be killed) and counts as *stuck* until it
+      does;
+    * capacity is ``max_workers`` threads, started on demand. Jobs queue while some worker is
+      busy with a live call; when every worker is stuck in an abandoned call, :meth:`run` fails at
+      once with :class:`~toolrig.errors.ExecutorBusyError` (retryable) instead of queueing into a
+      timeout. :meth:`stats` shows threads, busy, stuck and queued jobs;
+    * a closed hop refuses new jobs; its workers exit once the queued jobs are done.
 
 On event loops other than asyncio (trio), it falls back to ``anyio.to_thread.run_sync``.
 """
@@ -38,13 +41,9 @@ from typing import Any, TypeVar, cast
 
 import anyio.to_thread
 
-_async_library: contextvars.ContextVar[str | None] | None
-try:  # the event loop's "current async library" marker must not leak into worker threads
-    from sniffio import current_async_library_cvar as _async_library
-except ImportError:  # pragma: no cover - sniffio is optional for anyio
-    _async_library = None
+from toolrig.errors import ExecutorBusyError, ExecutorUnavailable
 
-__all__ = ["ThreadHop", "default_hop"]
+__all__ = ["ThreadHop"]
 
 T = TypeVar("T")
 
@@ -52,16 +51,18 @@ T = TypeVar("T")
 class _Job:
     """One function call handed to a worker, and its result once there is one."""
 
-    __slots__ = ("args", "ctx", "done", "fn", "fut", "loop", "mutex", "ok", "value")
+    __slots__ = ("args", "ctx", "done", "fn", "fut", "loop", "mutex", "ok", "running", "stuck", "value")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], ctx: contextvars.Context) -> None:
         self.fn, self.args, self.ctx = fn, args, ctx
         self.done = threading.Lock()  # held until the result is in
         self.done.acquire()
-        self.mutex = threading.Lock()  # orders "result in" against "caller went asynchronous"
+        self.mutex = threading.Lock()  # orders "result in" against "caller went asynchronous / gave up"
         self.fut: asyncio.Future[Any] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.ok = False
+        self.running = False
+        self.stuck = False
         self.value: Any = None
 
     def result(self) -> Any:
@@ -86,7 +87,7 @@ class ThreadHop:
     """Runs functions in persistent worker threads and awaits their results cheaply.
 
     Args:
-        max_workers: most threads started; jobs beyond that wait for a free worker.
+        max_workers: most threads started (the capacity; see the module docstring).
         eager_wait: seconds the loop thread may block waiting for a fast result (0 disables).
         name: prefix of the thread names.
     """
@@ -103,6 +104,8 @@ class ThreadHop:
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._busy = 0
+        self._stuck = 0
         self._closed = False
 
     @property
@@ -110,22 +113,30 @@ class ThreadHop:
         """Number of worker threads started so far."""
         return len(self._threads)
 
+    def stats(self) -> dict[str, int]:
+        """``threads`` started, ``busy`` running jobs, ``stuck`` (abandoned but still running), ``queued``."""
+        with self._lock:
+            return {"capacity": self.max_workers, "threads": len(self._threads), "busy": self._busy,
+                    "stuck": self._stuck, "queued": self._queue.qsize()}
+
     async def run(self, fn: Callable[..., T], /, *args: Any) -> T:
         """Run ``fn(*args)`` in a worker thread and return its result (or raise its exception).
 
         Raises:
-            RuntimeError: the hop was closed.
+            ExecutorBusyError: every worker is stuck in an abandoned call.
+            ExecutorUnavailable: the hop was closed.
         """
         if self._closed:
-            raise RuntimeError("this ThreadHop is closed")
+            raise ExecutorUnavailable("this runtime's worker threads are closed")
+        if self._stuck >= self.max_workers:
+            raise ExecutorBusyError(
+                f"all {self.max_workers} worker threads are still busy with calls that timed out or were "
+                "cancelled; try again later")
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio: use anyio's portable (slower) path
             return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
-        ctx = contextvars.copy_context()
-        if _async_library is not None:
-            ctx.run(_async_library.set, None)
-        job = _Job(fn, args, ctx)
+        job = _Job(fn, args, contextvars.copy_context())
         self._queue.put(job)
         if not self._idle.acquire(blocking=False):
             self._start_worker()
@@ -135,7 +146,17 @@ class ThreadHop:
             if job.done.acquire(blocking=False):  # it finished just now
                 return cast(T, job.result())
             job.loop, job.fut = loop, loop.create_future()
-        return cast(T, await job.fut)
+        try:
+            return cast(T, await job.fut)
+        except BaseException:
+            self._abandon(job)
+            raise
+
+    def _abandon(self, job: _Job) -> None:
+        with job.mutex, self._lock:
+            if job.running and not job.stuck:
+                job.stuck = True
+                self._stuck += 1
 
     def _start_worker(self) -> None:
         with self._lock:
@@ -151,11 +172,11 @@ class ThreadHop:
             job = get()
             if job is None:
                 return
-            if not job.abandoned():  # a job abandoned before it started never runs
-                try:
-                    job.value, job.ok = job.ctx.run(job.fn, *job.args), True
-                except BaseException as exc:
-                    job.value = exc
+            with job.mutex:
+                start = not job.abandoned()  # a job abandoned before it started never runs
+                job.running = start
+            if start:
+                self._run_job(job)
             self._idle.release()
             with job.mutex:
                 job.done.release()
@@ -165,6 +186,19 @@ class ThreadHop:
                     loop.call_soon_threadsafe(_settle, fut, job)
             del job, fut, loop
 
+    def _run_job(self, job: _Job) -> None:
+        with self._lock:
+            self._busy += 1
+        try:
+            job.value, job.ok = job.ctx.run(job.fn, *job.args), True
+        except BaseException as exc:  # everything the body raises goes back to the caller
+            job.value = exc
+        with job.mutex, self._lock:
+            self._busy -= 1
+            job.running = False
+            if job.stuck:
+                self._stuck -= 1
+
     def close(self) -> None:
         """Ask every worker to exit once the jobs queued before this call are done; refuse new jobs."""
         with self._lock:
@@ -172,17 +206,3 @@ class ThreadHop:
             threads, self._threads = self._threads, []
         for _ in threads:
             self._queue.put(None)
-
-
-_default: ThreadHop | None = None
-_default_lock = threading.Lock()
-
-
-def default_hop() -> ThreadHop:
-    """The process-wide hop shared by runtimes that do not bring their own."""
-    global _default
-    if _default is None:
-        with _default_lock:
-            if _default is None:
-                _default = ThreadHop()
-    return _default

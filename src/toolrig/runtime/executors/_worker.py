@@ -2,12 +2,16 @@
 
 The host starts ``python -c "...; main()"`` in a new session (see
 :mod:`toolrig.runtime.executors._process_pool`). Every message is one frame: an 8-byte big-endian length,
-then a pickle. The protocol::
+then the payload. The host sends pickles (it trusts itself); the child answers with JSON data only
+(:mod:`toolrig.runtime.executors._wire`), so nothing a tool does can make the host unpickle anything::
 
-    child -> host   ("ready", pid)                          once, after start-up
-    host  -> child  ("call", tool_or_ref, values, context_fields)
-    child -> host   ("progress", progress, total, message)  any number of times, then
-    child -> host   ("ok", raw_value) | ("error", exception)
+    child -> host   {"kind": "ready", "pid": N}                     once, after start-up
+    host  -> child  pickle ("call", tool_or_ref, values, context_fields)
+    child -> host   {"kind": "progress", "progress", "total", "message"}  any number of times, then
+    child -> host   {"kind": "ok", "result": ToolResult.to_dict()} | {"kind": "error", "error": {...}}
+
+The tool's result is converted here, by its own ``to_result`` (formatter included), so what
+crosses is plain data.
 
 Tools travel by reference (:class:`FunctionRef`: module + qualified name) or, for ``Tool``
 instances, as :class:`InstanceRef` (the class by reference and the instance's own attributes,
@@ -18,19 +22,17 @@ private file descriptors: fd 0 becomes ``/dev/null`` and fd 1 a copy of stderr, 
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import pickle
-import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FRAME", "FunctionRef", "InstanceRef", "load_reference", "main", "pack", "portable_exception", "read_frame"]
+from toolrig.runtime.executors._reaper import become_subreaper, reap_zombies
+from toolrig.runtime.executors._wire import FRAME, encode_reply, exception_to_data
 
-FRAME = struct.Struct(">Q")
-"""The length prefix of every frame."""
+__all__ = ["FunctionRef", "InstanceRef", "load_reference", "main", "pack", "read_frame", "run_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +44,7 @@ class FunctionRef:
 
 
 def pack(message: object) -> bytes:
-    """One frame: the length prefix and the pickled ``message``."""
+    """One host-to-child frame: the length prefix and the pickled ``message``."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return FRAME.pack(len(data)) + data
 
@@ -104,28 +106,6 @@ def load_reference(ref: FunctionRef) -> Any:
     return tool
 
 
-def portable_exception(exc: BaseException) -> BaseException:
-    """``exc`` if it survives a pickle round trip, else a stand-in of its nearest portable class.
-
-    The stand-in keeps the class the retry stage decides by (``ConnectionError``,
-    ``TransientError``, ...) and names the original type in its message.
-    """
-    with contextlib.suppress(Exception):  # not picklable: rebuilt below as a builtin type
-        pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
-        return exc
-    message = f"{type(exc).__qualname__}: {exc}"
-    for base in type(exc).__mro__[1:]:
-        if base.__module__ not in ("builtins", "toolrig.errors"):
-            continue
-        try:
-            stand_in: BaseException = base(message)
-            pickle.loads(pickle.dumps(stand_in, protocol=pickle.HIGHEST_PROTOCOL))
-        except Exception:
-            continue
-        return stand_in
-    return RuntimeError(message)
-
-
 def _context(fields: Mapping[str, Any], emit: Callable[[bytes], None]) -> Any:
     from toolrig._context import CallContext
 
@@ -133,13 +113,13 @@ def _context(fields: Mapping[str, Any], emit: Callable[[bytes], None]) -> Any:
     wants_progress = values.pop("progress", False)
 
     def progress(done: float, total: float | None = None, message: str | None = None) -> None:
-        emit(pack(("progress", done, total, message)))
+        emit(encode_reply({"kind": "progress", "progress": done, "total": total, "message": message}))
 
     return CallContext(**values, progress=progress if wants_progress else None)
 
 
 def run_call(payload: bytes, emit: Callable[[bytes], None]) -> bytes:
-    """Run one ``("call", ...)`` message and return the reply frame."""
+    """Run one ``("call", ...)`` message and return the reply frame (JSON data)."""
     try:
         kind, tool, values, fields = pickle.loads(payload)
         if kind != "call":
@@ -148,14 +128,17 @@ def run_call(payload: bytes, emit: Callable[[bytes], None]) -> bytes:
             tool = load_reference(tool)
         elif isinstance(tool, InstanceRef):
             tool = tool.rebuild()
-        value = tool.invoke_sync(values, _context(fields, emit))
+        result = tool.to_result(tool.invoke_sync(values, _context(fields, emit)))
+        reply: dict[str, Any] = {"kind": "ok", "result": result.to_dict()}
     except BaseException as exc:  # everything the tool raises goes back to the host, even SystemExit
-        return pack(("error", portable_exception(exc)))
+        reply = {"kind": "error", "error": exception_to_data(exc)}
+    finally:
+        reap_zombies()
     try:
-        return pack(("ok", value))
+        return encode_reply(reply)
     except Exception as exc:
-        return pack(("error", TypeError(
-            f"the tool returned a {type(value).__name__} that cannot be sent back from its process: {exc}")))
+        return encode_reply({"kind": "error", "error": exception_to_data(TypeError(
+            f"the tool's result cannot be sent back from its process: {exc}"))})
 
 
 def main() -> None:
@@ -169,8 +152,9 @@ def main() -> None:
     def emit(frame: bytes) -> None:
         _write_all(proto_out, frame)
 
+    become_subreaper()
     try:
-        emit(pack(("ready", os.getpid())))
+        emit(encode_reply({"kind": "ready", "pid": os.getpid()}))
         while (payload := read_frame(proto_in)) is not None:
             emit(run_call(payload, emit))
     except (BrokenPipeError, KeyboardInterrupt):  # the host went away, or asked us to stop

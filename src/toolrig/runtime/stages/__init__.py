@@ -8,7 +8,6 @@ from toolrig.runtime.stages._breaker import BreakerStage
 from toolrig.runtime.stages._cache import CacheStage
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
-from toolrig.runtime.stages._isolation import IsolationStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
 from toolrig.runtime.stages._ratelimit import RateLimitStage
 from toolrig.runtime.stages._repair import RepairStage
@@ -16,6 +15,7 @@ from toolrig.runtime.stages._resolve import ResolveStage
 from toolrig.runtime.stages._results import ProcessStage, ResultLimits
 from toolrig.runtime.stages._retry import RetryStage
 from toolrig.runtime.stages._telemetry import TelemetryStage
+from toolrig.runtime.stages._timeout import TimeoutStage
 from toolrig.runtime.stages._validate import ValidateStage
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "CacheStage",
     "FenceStage",
     "HooksStage",
-    "IsolationStage",
     "LoopGuardStage",
     "ProcessStage",
     "RateLimitStage",
@@ -35,5 +34,6 @@ __all__ = [
     "ResultLimits",
     "RetryStage",
     "TelemetryStage",
+    "TimeoutStage",
     "ValidateStage",
 ]

@@ -47,7 +47,7 @@ BreakerTuning = Mapping[str, Any] | BreakerConfig | bool
 _NEUTRAL_KINDS = frozenset({
     ErrorKind.INVALID_ARGUMENTS, ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED,
     ErrorKind.NOT_FOUND, ErrorKind.CANCELLED, ErrorKind.LOOP_DETECTED, ErrorKind.CIRCUIT_OPEN,
-    ErrorKind.OUTPUT_TOO_LARGE,
+    ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
 })
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BreakerConfig))
 

@@ -7,7 +7,8 @@ Deciding is kept apart from sleeping (as in tenacity), so the decision is a pure
 
 A failed outcome is retried when its ``exception`` is an instance of ``policy.retry_on``
 (default ``TimeoutError``, ``ConnectionError``), a :class:`~toolrig.errors.TransientError`, or a
-:class:`~toolrig.runtime.stages._isolation.CallTimeoutError` (this runtime's own per-attempt timeout).
+:class:`~toolrig.errors.CallTimeoutError` (this runtime's own per-attempt timeout) or an
+:class:`~toolrig.errors.ExecutorBusyError` (no capacity left right now).
 Messages are never inspected. A tool that is not idempotent (``spec.idempotent`` false: the
 default for ``write`` / ``destructive`` / ``system`` tools) is retried only when its policy says
 ``retry_non_idempotent=True``: a write that timed out may well have happened.
@@ -26,10 +27,9 @@ from contextvars import ContextVar
 
 from toolrig._outcome import ToolOutcome
 from toolrig._spec import RetryPolicy
-from toolrig.errors import RateLimitedError, TransientError
+from toolrig.errors import CallTimeoutError, ExecutorBusyError, RateLimitedError, TransientError
 from toolrig.runtime._chain import CallNext
 from toolrig.runtime._invocation import Invocation
-from toolrig.runtime.stages._isolation import CallTimeoutError
 
 __all__ = ["RetryStage", "backoff_delay", "next_delay", "should_retry"]
 
@@ -43,7 +43,7 @@ def should_retry(policy: RetryPolicy, outcome: ToolOutcome, *, idempotent: bool)
         return False
     if not idempotent and not policy.retry_non_idempotent:
         return False
-    return isinstance(exc, (*policy.retry_on, TransientError, CallTimeoutError))
+    return isinstance(exc, (*policy.retry_on, TransientError, CallTimeoutError, ExecutorBusyError))
 
 
 def backoff_delay(policy: RetryPolicy, attempt: int, jitter_sample: float) -> float:

@@ -1,4 +1,4 @@
-"""The isolation stage: where tool bodies run (loop, threads, processes) and their timeouts."""
+"""Executors: where tool bodies run (loop, threads, processes) and how their timeouts end them."""
 
 from __future__ import annotations
 
@@ -14,12 +14,17 @@ import pytest
 
 from toolrig import CallContext, Injected, ToolCall, current_context, schema_tool, tool
 from toolrig._outcome import ErrorKind
+from toolrig.errors import ExecutorUnavailable
 from toolrig.runtime import (
     CallTimeoutError,
-    IsolationStage,
+    Executors,
+    InlineExecutor,
+    ProcessExecutor,
     ProcessPool,
     Runtime,
+    ThreadExecutor,
     ThreadHop,
+    TimeoutStage,
     default_stages,
     minimal_stages,
     replace_stage,
@@ -28,8 +33,9 @@ from toolrig.runtime import (
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 
-def stages(**options: Any) -> list[Any]:
-    return [*minimal_stages(), IsolationStage(**options)]
+def runtime(tools: list[Any], **executors: Any) -> Runtime:
+    """A minimal-pipeline runtime with the given executors (``inline=...``, ``thread=...``, ``process=...``)."""
+    return Runtime(tools, stages=minimal_stages(), executors=Executors(**executors), audit=False)
 
 
 # -- inline and thread ----------------------------------------------------------------------------
@@ -69,7 +75,7 @@ async def test_in_loop_opt_in_and_async_tools_run_in_the_loop_thread() -> None:
         """Async."""
         return threading.get_ident()
 
-    async with Runtime([trivial, native], stages=stages(in_loop={"trivial"}), audit=False) as rt:
+    async with runtime([trivial, native], inline=InlineExecutor(in_loop={"trivial"})) as rt:
         a = await rt.call(ToolCall(name="trivial"))
         b = await rt.call(ToolCall(name="native"))
     assert a.structured == b.structured == threading.get_ident()
@@ -98,7 +104,7 @@ async def test_context_and_context_vars_are_visible_in_worker_threads(isolation:
 
 @pytest.mark.anyio
 async def test_tools_that_run_their_own_event_loop_work_in_worker_threads() -> None:
-    """A sync schema tool (invoke_sync runs anyio.run) inline, and an async tool in thread mode."""
+    """A sync schema tool inline, and an async tool in thread mode (invoke_sync runs asyncio.run there)."""
     echo = schema_tool(name="echo", description="Echo a number.", handler=lambda args: args["a"] * 2,
                        input_schema={"type": "object", "properties": {"a": {"type": "integer"}}})
 
@@ -133,7 +139,7 @@ async def test_thread_mode_is_bounded_by_its_capacity_limiter() -> None:
             gauge["now"] -= 1
         return i
 
-    async with Runtime([heavy], stages=stages(thread_limit=1), audit=False) as rt:
+    async with runtime([heavy], thread=ThreadExecutor(limit=1)) as rt:
         with anyio.fail_after(10):
             outcomes = await rt.call_many([ToolCall(name="heavy", arguments={"i": i}) for i in range(3)])
     assert [o.structured for o in outcomes] == [0, 1, 2]
@@ -153,7 +159,7 @@ async def test_thread_hop_reports_exceptions_and_refuses_work_when_closed(eager_
     assert await hop.run(sum, [1, 2, 3]) == 6
     assert 1 <= hop.threads <= 2
     hop.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(ExecutorUnavailable, match="closed"):
         await hop.run(sum, [1])
 
 
@@ -212,13 +218,13 @@ async def test_stage_default_timeout_applies_to_tools_without_one() -> None:
         await anyio.sleep_forever()
         return "never"
 
-    st = replace_stage(default_stages(audit=False), "isolation", IsolationStage(default_timeout=0.2))
+    st = replace_stage(default_stages(audit=False), "timeout", TimeoutStage(0.2))
     async with Runtime([slow], stages=st, audit=False) as rt:
         with anyio.fail_after(10):
             outcome = await rt.call(ToolCall(name="slow"))
     assert outcome.error is not None and outcome.error.kind is ErrorKind.TIMEOUT
     with pytest.raises(ValueError):
-        IsolationStage(default_timeout=0)
+        TimeoutStage(0)
 
 
 # -- process ------------------------------------------------------------------------------------------
@@ -228,7 +234,7 @@ async def proc_rt() -> Any:
     pool = ProcessPool(max_idle=1, kill_grace=0.2)
     tools = [pt.worker_pid, pt.async_worker_pid, pt.hang, pt.exit_hard, pt.kill_self, pt.segfault,
              pt.fail_transient, pt.fail_odd, pt.unpicklable_result, pt.who, pt.with_progress]
-    rt = Runtime(tools, stages=stages(processes=pool), audit=False)
+    rt = runtime(tools, process=ProcessExecutor(pool))
     yield rt, pool
     await rt.aclose()
     await pool.aclose()
@@ -289,7 +295,7 @@ async def test_process_errors_keep_their_class(proc_rt: Any) -> None:
     assert isinstance(transient.exception, TransientError) and "502" in transient.content
     assert isinstance(odd.exception, ConnectionError) and "OddError: 7: link down" in odd.content
     assert result.error is not None and result.error.kind is ErrorKind.EXECUTION_ERROR
-    assert "cannot be sent back" in result.content
+    assert "returned a function, which has no JSON form" in result.content
     assert transient.meta["worker_pid"] == result.meta["worker_pid"]  # errors do not cost the worker
 
 
@@ -346,7 +352,7 @@ async def test_a_worker_that_cannot_start_is_reported(tmp_path: Any) -> None:
         script.chmod(0o755)
     outcomes = []
     for pool in (ProcessPool(executable=str(crashing)), ProcessPool(executable=str(stuck), start_timeout=0.5)):
-        async with Runtime([pt.worker_pid], stages=stages(processes=pool), audit=False) as rt:
+        async with runtime([pt.worker_pid], process=ProcessExecutor(pool)) as rt:
             with anyio.fail_after(30):
                 outcomes.append(await rt.call(ToolCall(name="worker_pid")))
     assert [o.error.kind for o in outcomes if o.error] == [ErrorKind.EXECUTION_ERROR] * 2
