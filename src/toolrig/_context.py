@@ -65,6 +65,7 @@ class CallContext:
         session: a conversation or run identifier.
         call_id: the id of the tool call being executed.
         tool_name: the tool being executed.
+        tool_version: its version (set once the runtime resolved the tool).
         roles: roles of the user, for policies.
         state: values for ``Injected`` parameters, by parameter name.
         deps: one dependency object for ``Injected`` parameters, matched by type.
@@ -77,6 +78,7 @@ class CallContext:
     session: str | None = None
     call_id: str | None = None
     tool_name: str | None = None
+    tool_version: str | None = None
     roles: frozenset[str] = frozenset()
     state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     deps: Any = None

@@ -6,6 +6,7 @@ model sees) plus the means to validate arguments and invoke the code.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -22,7 +23,7 @@ from toolrig._results import ToolResult, to_result
 from toolrig._schema import FunctionSchema, function_schema
 from toolrig._spec import ToolSpec
 from toolrig._status import ToolState
-from toolrig.errors import DefinitionError
+from toolrig.errors import DefinitionError, InjectionError
 
 __all__ = ["BaseTool", "FunctionTool", "Tool", "as_tool", "tool"]
 
@@ -90,6 +91,10 @@ class BaseTool(ABC):
 
         return asyncio.run(self.invoke(values, ctx))
 
+    def injected_values(self, ctx: CallContext) -> dict[str, Any]:
+        """The values the tool's hidden (``Injected``) parameters would get from ``ctx`` (none by default)."""
+        return {}
+
     def to_result(self, value: Any) -> ToolResult:
         """Convert a raw return value (after the formatter, if any) into a ToolResult."""
         if self.formatter is not None:
@@ -146,6 +151,13 @@ class _SignatureTool(BaseTool):
     def function_schema(self) -> FunctionSchema:
         """The schema and parameter information derived from the signature."""
         return self._schema
+
+    def injected_values(self, ctx: CallContext) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p in self._schema.injected:
+            with contextlib.suppress(InjectionError):  # unresolvable: the call fails anyway
+                out[p.name] = ctx.resolve(p.name, p.annotation, p.default)
+        return out
 
     def bind(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> tuple[list[Any], dict[str, Any]]:
         """Arguments for the underlying callable, injected ones resolved from ``ctx``."""

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from pydantic import BaseModel
 
-from toolrig import CallContext, ErrorKind, ImagePart, JsonPart, TextPart, ToolCall, ToolResult, tool
+from toolrig import CallContext, ErrorKind, ImagePart, Injected, JsonPart, TextPart, ToolCall, ToolResult, tool
 from toolrig.errors import ModelRetry
 from toolrig.runtime import CacheStage, FakeClock, Runtime, default_stages
 from toolrig.runtime.stages._breaker import BreakerStage
@@ -188,14 +188,50 @@ async def test_tools_not_marked_cacheable_always_run() -> None:
     assert all("cache" not in o.meta for o in outcomes)
 
 
-async def test_per_user_keys() -> None:
-    async with make(CacheStage(per_user=True)) as rt:
+async def test_entries_are_per_user_by_default_and_shared_only_when_asked() -> None:
+    async with make(CacheStage()) as rt:
         await call(rt, "greet", "alice", name="x")
         assert (await call(rt, "greet", "alice", name="x")).meta["cache"] == "hit"
         assert (await call(rt, "greet", "bob", name="x")).meta["cache"] == "miss"
-    async with make(CacheStage(per_user=False)) as rt:
+    async with make(CacheStage(scope="global")) as rt:
         await call(rt, "greet", "alice", name="y")
         assert (await call(rt, "greet", "bob", name="y")).meta["cache"] == "hit"
+    with pytest.raises(ValueError, match="scope"):
+        CacheStage(scope="everyone")  # type: ignore[arg-type]
+
+
+@tool(cacheable=True, metadata={"cache_scope": "global"})
+def orders_of(ctx: Injected[CallContext]) -> str:
+    """The orders of whoever asks (shared scope, but the context is injected)."""
+    runs["orders"] += 1
+    return f"orders of {ctx.user} ({sorted(ctx.roles)})"
+
+
+@tool(cacheable=True, metadata={"cache_scope": "global"})
+def in_region(region: Injected[str]) -> str:
+    """Depends on an injected value only."""
+    return f"data for {region}"
+
+
+async def test_cache_never_serves_one_users_injected_context_to_another() -> None:
+    """Regression: a cacheable tool taking Injected[CallContext] answered bob with alice's orders."""
+    async with Runtime([orders_of, in_region], audit=False) as rt:
+        alice = await rt.call(ToolCall(name="orders_of"), CallContext(user="alice"))
+        bob = await rt.call(ToolCall(name="orders_of"), CallContext(user="bob"))
+        admin = await rt.call(ToolCall(name="orders_of"), CallContext(user="bob", roles={"admin"}))
+        again = await rt.call(ToolCall(name="orders_of"), CallContext(user="alice"))
+        eu = await rt.call(ToolCall(name="in_region"), CallContext(state={"region": "eu"}))
+        us = await rt.call(ToolCall(name="in_region"), CallContext(state={"region": "us"}))
+    assert (alice.content, bob.content) == ("orders of alice ([])", "orders of bob ([])")
+    assert admin.content == "orders of bob (['admin'])" and admin.meta["cache"] == "miss"
+    assert again.content == "orders of alice ([])" and again.meta["cache"] == "hit"
+    assert (eu.content, us.content) == ("data for eu", "data for us")
+
+
+async def test_cache_options_are_reachable_from_default_stages() -> None:
+    stages = default_stages(audit=False, cache_scope="global", cache_ttl=5.0, cache_max_entries=7)
+    (stage,) = [s for s in stages if isinstance(s, CacheStage)]
+    assert (stage.scope, stage.ttl, stage.max_entries) == ("global", 5.0, 7)
 
 
 async def test_stale_result_served_when_the_tool_fails() -> None:

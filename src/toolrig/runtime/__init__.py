@@ -5,7 +5,7 @@ from __future__ import annotations
 from toolrig.errors import CallTimeoutError
 from toolrig.runtime._chain import CallNext, Stage, build_chain
 from toolrig.runtime._clock import Clock, FakeClock, SystemClock
-from toolrig.runtime._decision import Decision, Verdict, fold_decisions
+from toolrig.runtime._decision import Decision, Verdict, approves, as_decision, fold_decisions
 from toolrig.runtime._defaults import (
     default_stages,
     insert_after,
@@ -88,6 +88,8 @@ __all__ = [
     "TimeoutStage",
     "ValidateStage",
     "Verdict",
+    "approves",
+    "as_decision",
     "build_chain",
     "default_stages",
     "fold_decisions",

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-__all__ = ["Decision", "Verdict", "fold_decisions"]
+__all__ = ["Decision", "Verdict", "approves", "as_decision", "fold_decisions"]
 
 
 class Verdict(IntEnum):
@@ -63,3 +63,27 @@ def fold_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
         if d is not None and (best is None or d.verdict > best.verdict):
             best = d
     return best
+
+
+def approves(answer: object) -> bool:
+    """Only an explicit yes approves: ``True`` or an allow :class:`Decision`; anything else is a no."""
+    return answer is True or (isinstance(answer, Decision) and answer.allowed)
+
+
+def as_decision(answer: object, source: str) -> Decision | None:
+    """What a ``before_call`` answer means: None (no opinion), or a decision; fails closed.
+
+    ``None`` → no opinion; a :class:`Decision` → itself (its source defaults to ``source``);
+    ``True`` → allow; ``False`` → deny; anything else (``"no"``, ``"deny"``, ``0``, ...) → deny, because
+    only an explicit, recognised answer may let a call through.
+    """
+    if answer is None:
+        return None
+    if isinstance(answer, Decision):
+        return answer if answer.source else Decision(answer.verdict, answer.reason, source)
+    if answer is True:
+        return Decision.allow(source=source)
+    if answer is False:
+        return Decision.deny(f"{source} said no", source=source)
+    return Decision.deny(f"{source} gave an answer that is not a decision ({type(answer).__name__}), so the call "
+                         "is denied", source=source)

@@ -10,7 +10,7 @@ from toolrig.runtime._chain import Stage
 from toolrig.runtime.stages._approval import ApprovalStage
 from toolrig.runtime.stages._audit import AuditStage
 from toolrig.runtime.stages._breaker import BreakerStage
-from toolrig.runtime.stages._cache import CacheStage
+from toolrig.runtime.stages._cache import CacheScope, CacheStage
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
@@ -29,7 +29,8 @@ __all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", 
 def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
                    retry: RetryPolicy | None = None, timeout: float | None = None,
                    per_user_limit: str | None = None, quotas: QuotaSource | None = None,
-                   stale_on_error: bool = False) -> list[Stage]:
+                   stale_on_error: bool = False, cache_scope: CacheScope = "user", cache_ttl: float = 300.0,
+                   cache_max_entries: int = 1024) -> list[Stage]:
     """The full pipeline, outermost first (see docs/runtime.md for the order and why).
 
     Args:
@@ -42,6 +43,9 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         per_user_limit: a rate limit for each ``context.user`` across tools, e.g. ``"100/minute"``.
         quotas: per-user quotas, ``{"alice": "1000/day"}`` or ``user -> limit string | None``.
         stale_on_error: answer a failing cacheable tool with its last good result, marked stale.
+        cache_scope: who shares cached results: ``"user"`` (default), ``"session"`` or ``"global"``.
+        cache_ttl: seconds a cached result stays fresh when the tool sets no ``cache_ttl``.
+        cache_max_entries: LRU bound of the in-memory cache.
     """
     return [
         *([] if audit is False else [AuditStage(audit, mode=audit_mode)]),
@@ -55,7 +59,7 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         ApprovalStage(),
         LoopGuardStage(),
         RateLimitStage(per_user=per_user_limit, quotas=quotas),
-        CacheStage(stale_on_error=stale_on_error),
+        CacheStage(stale_on_error=stale_on_error, scope=cache_scope, ttl=cache_ttl, max_entries=cache_max_entries),
         BreakerStage(),
         RetryStage(retry),
         TimeoutStage(timeout),

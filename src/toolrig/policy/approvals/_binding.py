@@ -33,12 +33,9 @@ def version_of(tools: Any, name: str) -> str | None:
 
 def is_yes(answer: Any) -> bool:
     """Only an explicit yes approves: ``True`` or an allow :class:`~toolrig.runtime.Decision`."""
-    from toolrig.runtime import Decision
+    from toolrig.runtime import approves
 
-    if answer is True:
-        return True
-    if isinstance(answer, Decision):
-        return answer.allowed
-    if answer is not False and answer is not None:
+    yes = approves(answer)
+    if not yes and answer is not False and answer is not None and not hasattr(answer, "verdict"):
         log.warning("approver answered %r, which is not True or an allow Decision: denied", type(answer).__name__)
-    return False
+    return yes

@@ -15,9 +15,11 @@ outcome — in one place, whatever the executor. An executor:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+
+import anyio.to_thread
 
 from toolrig._context import CallContext
 from toolrig._define import BaseTool
@@ -26,6 +28,8 @@ from toolrig._spec import Isolation
 from toolrig.errors import ExecutorUnavailable
 
 __all__ = ["Executor", "Executors", "RemoteResult"]
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -100,6 +104,16 @@ class Executors:
         out = {name: ex for name, ex in self._given.items() if ex is not None}
         out.update(self._made)
         return out
+
+    async def offload(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """Run a blocking function (a sync hook or approval handler) off the event loop.
+
+        Uses the inline executor's worker threads when it has them (cheap), else ``anyio.to_thread``.
+        """
+        hop = getattr(self.get(Isolation.INLINE.value), "hop", None)
+        if hop is not None:
+            return cast(T, await hop.run(fn, *args))
+        return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Each active executor's counters, by name."""

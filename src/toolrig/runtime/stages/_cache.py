@@ -1,17 +1,31 @@
 """Stage: cache the results of tools marked ``cacheable`` (TTL + LRU, shared on Redis).
 
-The key is the tool's ``name@version``, a digest of its validated arguments as canonical JSON
-(and of the user, with ``per_user=True``). Only successful outcomes are stored; hits come back
-with ``meta["cache"] = "hit"``. With ``stale_on_error=True`` a failing call (execution error,
-timeout, open circuit, ...) is answered with the last good result, marked ``meta["stale"] = True``
-and a note in its content.
+The key is the tool's ``name@version`` and a digest of everything the tool can see: its validated
+arguments as canonical JSON, the values of its ``Injected`` parameters (a whole
+:class:`~toolrig.CallContext` when it takes one: user, agent, session, roles, state, metadata) and,
+by scope, who calls:
+
+``scope="user"`` (default)
+    the user is part of the key, so one user never gets another's result;
+``scope="session"``
+    user and session;
+``scope="global"``
+    shared by every caller (for results that depend on the arguments alone); injected values
+    still count.
+
+A tool may choose its own scope with ``metadata={"cache_scope": "global"}``. A call whose
+arguments or injected values have no stable JSON form is not cached (never a guessed key).
+Only successful outcomes are stored; hits come back with ``meta["cache"] = "hit"``. With
+``stale_on_error=True`` a failing call (execution error, timeout, open circuit, ...) is answered
+with the last good result, marked ``meta["stale"] = True`` and a note in its content.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
+from toolrig._context import CallContext
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig._results import ToolResult
 from toolrig.errors import ArgumentsError, ModelRetry
@@ -21,7 +35,10 @@ from toolrig.state._access import StateAccess
 from toolrig.state._base import KeyValueStore, StateBackend, StateUnavailable
 from toolrig.state._keys import canonical_arguments, digest
 
-__all__ = ["CacheStage", "result_from_dict"]
+__all__ = ["CacheScope", "CacheStage", "result_from_dict"]
+
+CacheScope = Literal["user", "session", "global"]
+"""Who shares cached results: each user (default), each user's session, or everyone."""
 
 _STALE_KINDS = frozenset({ErrorKind.EXECUTION_ERROR, ErrorKind.TIMEOUT, ErrorKind.CIRCUIT_OPEN,
                           ErrorKind.UNAVAILABLE, ErrorKind.RATE_LIMITED})
@@ -30,6 +47,16 @@ _STALE_KINDS = frozenset({ErrorKind.EXECUTION_ERROR, ErrorKind.TIMEOUT, ErrorKin
 def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
     """Rebuild a cached :class:`ToolResult` (same as :meth:`ToolResult.from_dict`)."""
     return ToolResult.from_dict(data)
+
+
+def _visible(value: Any) -> Any:
+    """What a key needs of an injected value: a call context by its data fields, anything else as is."""
+    if isinstance(value, CallContext):
+        deps = value.deps
+        return {"user": value.user, "agent": value.agent, "session": value.session,
+                "roles": sorted(value.roles), "state": dict(value.state), "metadata": dict(value.metadata),
+                "deps": None if deps is None else f"{type(deps).__module__}.{type(deps).__qualname__}"}
+    return value
 
 
 def _serves_stale(outcome: ToolOutcome) -> bool:
@@ -45,7 +72,7 @@ class CacheStage:
     Args:
         ttl: seconds a result stays fresh when the tool sets no ``cache_ttl``.
         max_entries: LRU bound of the in-memory cache (Redis entries are bounded by their expiry).
-        per_user: key entries by ``context.user`` too (for results that depend on who asks).
+        scope: who shares entries (see the module docstring); a tool's ``metadata["cache_scope"]`` wins.
         stale_on_error: answer a failing call with the last good result, marked stale.
         stale_ttl: seconds an expired result is kept for ``stale_on_error``.
         namespace: name of the store in the state backend (stages sharing it share entries).
@@ -54,14 +81,16 @@ class CacheStage:
 
     name = "cache"
 
-    def __init__(self, *, ttl: float = 300.0, max_entries: int = 1024, per_user: bool = False,
+    def __init__(self, *, ttl: float = 300.0, max_entries: int = 1024, scope: CacheScope = "user",
                  stale_on_error: bool = False, stale_ttl: float = 86_400.0, namespace: str = "cache",
                  state: StateBackend | None = None) -> None:
         if not ttl > 0 or not stale_ttl >= 0 or max_entries < 1:
             raise ValueError("ttl must be positive, stale_ttl >= 0 and max_entries >= 1")
         self.ttl = ttl
         self.max_entries = max_entries
-        self.per_user = per_user
+        if scope not in get_args(CacheScope):
+            raise ValueError(f"cache scope must be one of {get_args(CacheScope)}, not {scope!r}")
+        self.scope = scope
         self.stale_on_error = stale_on_error
         self.stale_ttl = stale_ttl
         self.namespace = namespace
@@ -74,12 +103,10 @@ class CacheStage:
         spec = inv.tool.spec
         if not spec.cacheable:
             return await call_next(inv)
-        canonical = canonical_arguments(inv.values)
-        if canonical is None:  # an argument without a stable JSON form: never guess a key
+        key = self._key(inv)
+        if key is None:  # an argument or injected value without a stable JSON form: never guess a key
             self._stats["bypassed"] += 1
             return await call_next(inv)
-        user = (inv.context.user or "") if self.per_user else ""
-        key = f"{spec.key}:{digest(user, canonical)}"
         store = self._store(inv)
         clock = inv.services.clock
         entry = await self._get(store, key, spec.name)
@@ -96,6 +123,22 @@ class CacheStage:
             self._stats["stale"] += 1
             return self._stale(inv, entry, outcome, clock.time())
         return outcome
+
+    def _key(self, inv: Invocation) -> str | None:
+        assert inv.tool is not None and inv.values is not None
+        spec = inv.tool.spec
+        canonical = canonical_arguments(inv.values)
+        if canonical is None:
+            return None
+        ctx = inv.context
+        seen = inv.tool.injected_values(ctx)
+        injected = canonical_arguments({k: _visible(v) for k, v in seen.items()}) if seen else ""
+        if injected is None:
+            return None
+        scope = spec.metadata.get("cache_scope", self.scope)
+        user = "" if scope == "global" else ctx.user or ""
+        session = ctx.session or "" if scope == "session" else ""
+        return f"{spec.key}:{digest(user, session, injected, canonical)}"
 
     # -- store access -----------------------------------------------------------------------------
     def _store(self, inv: Invocation) -> KeyValueStore:

@@ -1,37 +1,47 @@
 """Stage: user hooks — ``before_call`` decides or rewrites, ``after_call`` / ``on_error`` observe or replace.
 
-A hook is any object with some of these methods (sync or async)::
+A hook is any object with some of these methods (sync or async; see :mod:`toolrig.runtime._hook`)::
 
-    before_call(call, ctx)            -> None | Decision | ToolCall
+    before_call(call, ctx)            -> None | Decision | ToolCall | True | False
     after_call(call, outcome, ctx)    -> None | ToolOutcome
     on_error(call, error, ctx)        -> None | ToolOutcome
 
-When several hooks decide, deny wins over ask wins over allow. A deny ends the call with
-error kind ``denied`` and the reason; an ask is handed to the approval stage. A rewritten
-ToolCall is validated again. A ``before_call`` that raises denies the call (fail closed).
+Decisions fail closed: ``None`` is no opinion, ``True`` or ``Decision.allow`` allows, and
+anything else — ``False``, ``"deny"``, ``"no"``, an exception, no answer within the hook's
+timeout — denies, logged with the hook's name. When several hooks decide, deny wins over ask
+wins over allow. A deny ends the call with error kind ``denied`` and the reason; an ask is handed
+to the approval stage. A rewritten ToolCall is validated again.
+
+Sync hook methods run off the event loop (on the runtime's worker threads), so a slow hook never
+stalls other calls; every hook method has a deadline (``HooksStage(timeout=...)``, or the hook's
+own ``timeout`` attribute). An ``after_call`` / ``on_error`` that fails or times out is logged and
+the outcome kept.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Callable
 from typing import Any
+
+import anyio
 
 from toolrig._calls import ToolCall
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._chain import CallNext
-from toolrig.runtime._decision import Decision, fold_decisions
+from toolrig.runtime._decision import Decision, as_decision, fold_decisions
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime.stages._validate import invalid
 
-__all__ = ["HooksStage", "decision_meta"]
+__all__ = ["HookTimeout", "HooksStage", "call_hook", "decision_meta", "hook_name"]
 
 log = logging.getLogger("toolrig.hooks")
 
 
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
+class HookTimeout(Exception):
+    """A hook method did not answer within its deadline (internal: turned into a deny or a log line)."""
 
 
 def decision_meta(decision: Decision) -> dict[str, Any]:
@@ -39,14 +49,55 @@ def decision_meta(decision: Decision) -> dict[str, Any]:
     return {"verdict": decision.verdict.name.lower(), "reason": decision.reason, "source": decision.source}
 
 
-def _hook_name(hook: Any) -> str:
-    return getattr(hook, "name", None) or type(hook).__name__
+def hook_name(hook: Any) -> str:
+    """A hook's ``name`` attribute, else its class name."""
+    name = getattr(hook, "name", None)
+    return name if isinstance(name, str) and name else type(hook).__name__
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if inspect.isroutine(fn):
+        return False
+    method = inspect.getattr_static(type(fn), "__call__", None)  # an object with an async __call__
+    return method is not None and inspect.iscoroutinefunction(method)
+
+
+async def call_hook(inv: Invocation, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
+    """Call a sync or async hook method with a deadline; sync ones run off the event loop.
+
+    Raises:
+        HookTimeout: no answer within ``timeout`` seconds (a sync body may still be running in its thread).
+    """
+    with anyio.move_on_after(timeout):
+        if _is_async(fn):
+            return await fn(*args)
+        answer = await inv.services.executors.offload(fn, *args)
+        return await answer if inspect.isawaitable(answer) else answer
+    raise HookTimeout(f"no answer within {timeout:g} s")
 
 
 class HooksStage:
-    """Runs the runtime's hooks (``Runtime(hooks=[...])``) around the rest of the chain."""
+    """Runs the runtime's hooks (``Runtime(hooks=[...])``) around the rest of the chain.
+
+    Args:
+        timeout: seconds each hook method may take (a hook's own ``timeout`` attribute wins).
+
+    Raises:
+        ValueError: ``timeout`` is not positive.
+    """
 
     name = "hooks"
+
+    def __init__(self, *, timeout: float = 10.0) -> None:
+        if not timeout > 0:
+            raise ValueError("the hook timeout must be a positive number of seconds")
+        self.timeout = timeout
+
+    def _deadline(self, hook: Any) -> float:
+        own = getattr(hook, "timeout", None)
+        return float(own) if isinstance(own, int | float) and not isinstance(own, bool) and own > 0 else self.timeout
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         hooks = inv.services.hooks
@@ -58,17 +109,13 @@ class HooksStage:
             fn = getattr(hook, "before_call", None)
             if fn is None:
                 continue
-            try:
-                answer = await _maybe_await(fn(call, inv.context))
-            except Exception as exc:
-                log.exception("before_call hook %s failed", _hook_name(hook))
-                answer = Decision.deny(f"policy check {_hook_name(hook)} failed ({type(exc).__name__})",
-                                       source=_hook_name(hook))
-            if isinstance(answer, Decision):
-                decisions.append(answer if answer.source else Decision(answer.verdict, answer.reason,
-                                                                        _hook_name(hook)))
-            elif isinstance(answer, ToolCall):
+            answer = await self._before(inv, hook, fn, call)
+            if isinstance(answer, ToolCall):
                 call = answer
+            elif (decision := as_decision(answer, hook_name(hook))) is not None:
+                if decision.denied and not isinstance(answer, Decision):
+                    log.warning("before_call hook %s denied %s: %s", hook_name(hook), inv.name, decision.reason)
+                decisions.append(decision)
         decision = fold_decisions(decisions)
         if decision is not None and decision.denied:
             reason = decision.reason or "a policy refused this call"
@@ -86,14 +133,25 @@ class HooksStage:
             outcome = outcome.derive(meta={**outcome.meta, "decision": decision_meta(decision)})
         return await self._after(hooks, call, outcome, inv)
 
+    async def _before(self, inv: Invocation, hook: Any, fn: Callable[..., Any], call: ToolCall) -> Any:
+        name = hook_name(hook)
+        try:
+            return await call_hook(inv, fn, (call, inv.context), self._deadline(hook))
+        except HookTimeout as exc:
+            log.warning("before_call hook %s gave no answer for %s: %s; denied", name, inv.name, exc)
+            return Decision.deny(f"policy check {name} gave no answer in time", source=name)
+        except Exception as exc:
+            log.exception("before_call hook %s failed", name)
+            return Decision.deny(f"policy check {name} failed ({type(exc).__name__})", source=name)
+
     async def _apply_rewrite(self, inv: Invocation, call: ToolCall) -> Invocation | ToolOutcome:
         same_args = isinstance(call.arguments, dict) and call.arguments == dict(inv.arguments or {})
         if call.name == inv.name and same_args:
             return inv
         tool = inv.tool if call.name == inv.name else inv.services.lookup(call.name)
         if tool is None:
-            return ToolOutcome.failure(inv.call.id, call.name, ToolError.of(
-                ErrorKind.NOT_FOUND, f"a hook redirected the call to {call.name!r}, which does not exist"))
+            return ToolOutcome.failure(inv.call.id, call.name[:80], ToolError.of(
+                ErrorKind.NOT_FOUND, f"a hook redirected the call to {call.name[:80]!r}, which does not exist"))
         try:
             arguments = call.parsed_arguments()
             values = tool.validate(arguments)
@@ -110,9 +168,10 @@ class HooksStage:
                 if fn is None or (method == "on_error" and outcome.error is None):
                     continue
                 try:
-                    replacement = await _maybe_await(fn(call, arg, inv.context))
+                    replacement = await call_hook(inv, fn, (call, arg, inv.context), self._deadline(hook))
                 except Exception:
-                    log.exception("%s hook %s failed; outcome kept", method, _hook_name(hook))
+                    log.exception("%s hook %s failed or gave no answer in time; outcome kept", method,
+                                  hook_name(hook))
                     continue
                 if isinstance(replacement, ToolOutcome):
                     outcome = replacement

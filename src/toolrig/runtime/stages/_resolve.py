@@ -1,25 +1,61 @@
-"""Stage: find the tool a call names; say which names are closest when there is none."""
+"""Stage: find the tool a call names, among the tools the runtime advertises.
+
+A model reaches only what the runtime exports to providers: one version per name (the toolset's
+preferred one). A name carrying a version selector (``delete_file@1.0.0``, ``@1``, ``@<2``) is
+refused with ``not_found`` — through any view, prefixed or renamed — unless the runtime was built
+with ``Runtime(allow_selectors=True)`` (code choosing a version on purpose). Either way the stages
+after this one see the resolved name, and ``context.tool_version`` says which version runs, so
+hooks, policy and approval decide on exactly what would run.
+
+A unique case-insensitive match counts as a repair, never a fuzzy guess. An unknown name gets the
+closest names as suggestions, or, when none is close, the available names (capped). Names are
+capped and redacted wherever they are repeated (:func:`toolrig._shown.shown_name`).
+"""
 
 from __future__ import annotations
 
 import difflib
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._shown import shown_name
+from toolrig._spec import NAME_PATTERN
 from toolrig.runtime._chain import CallNext
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["ResolveStage", "closest_names"]
 
+_LISTED = 20
+"""Available names listed when an unknown name has no close match."""
+
 
 def closest_names(name: str, candidates: list[str], n: int = 3) -> list[str]:
-    """Up to ``n`` candidate names closest to ``name`` (case-insensitive)."""
+    """Up to ``n`` candidate names closest to ``name`` (case-insensitive; nothing for names no tool can have)."""
+    if len(name) > 64:
+        return []
     lowered = {c.lower(): c for c in candidates}
     hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
     return [lowered[h] for h in hits]
 
 
+def _not_found(inv: Invocation, requested: str, what: str, repairs: tuple[str, ...]) -> ToolOutcome:
+    names = sorted(inv.services.tool_names())
+    close = closest_names(requested, names)
+    if close:
+        hint = f" Did you mean: {', '.join(close)}?"
+    elif names:
+        more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+        hint = f" Available tools: {', '.join(names[:_LISTED])}{more}."
+    else:
+        hint = " No tools are available."
+    shown = shown_name(requested)
+    return ToolOutcome.failure(
+        inv.call.id, shown,
+        ToolError.of(ErrorKind.NOT_FOUND, f"tool {shown!r} {what}.{hint}", suggestions=close),
+        repairs=repairs)
+
+
 class ResolveStage:
-    """Looks the tool up; a unique case-insensitive match counts as a repair, never a fuzzy guess.
+    """Looks the tool up (see the module docstring).
 
     On the way out it records the call in the tool's live stats and tags the outcome with the
     tool's version.
@@ -29,27 +65,25 @@ class ResolveStage:
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         requested = inv.call.name
-        tool = inv.services.lookup(requested)
         repairs = inv.repairs
-        if tool is None:
-            names = inv.services.tool_names()
+        if not isinstance(requested, str):
+            return _not_found(inv, str(requested), "is not a tool name", repairs)
+        if "@" in requested and not inv.services.allow_selectors:
+            return _not_found(inv, requested, "does not exist (tool names take no version here)", repairs)
+        tool = inv.services.lookup(requested)
+        if tool is None and NAME_PATTERN.match(requested.strip().split("@", 1)[0]):
             wanted = requested.strip().lower()
-            same = [n for n in names if n.lower() == wanted]
+            same = [n for n in inv.services.tool_names() if n.lower() == wanted]
             if len(same) == 1:
                 tool = inv.services.lookup(same[0])
-                repairs = (*repairs, f"tool name {requested!r} -> {same[0]!r}")
+                repairs = (*repairs, f"tool name {shown_name(requested)!r} -> {same[0]!r}")
         if tool is None or not tool.available():
-            names = inv.services.tool_names()
-            close = closest_names(requested, names)
-            hint = f" Did you mean: {', '.join(close)}?" if close else ""
-            what = "is not available right now" if tool is not None else "does not exist"
-            return ToolOutcome.failure(
-                inv.call.id, requested,
-                ToolError.of(ErrorKind.NOT_FOUND, f"tool {requested!r} {what}.{hint}", suggestions=close),
-                repairs=repairs,
-            )
+            return _not_found(inv, requested, "is not available right now" if tool is not None else "does not exist",
+                              repairs)
         spec = tool.spec
-        context = inv.context if inv.context.tool_name == spec.name else inv.context.derive(tool_name=spec.name)
+        context = inv.context
+        if context.tool_name != spec.name or context.tool_version != spec.version:
+            context = context.derive(tool_name=spec.name, tool_version=spec.version)
         outcome = await call_next(inv.derive(tool=tool, repairs=repairs, context=context))
         tool.state.record(inv.elapsed_ms, ok=outcome.ok)
         return outcome.derive(meta={**outcome.meta, "version": spec.version})
