@@ -82,6 +82,10 @@ def _match_name(key: str, props: list[str], taken: set[str]) -> str | None:
     return None
 
 
+_FINAL = frozenset({"too_large", "too_deep", "too_many_keys", "key_type", "non_finite_number",
+                    "number_out_of_range", "number_too_long"})
+"""Refusals no repair may work around: the caps."""
+
 _MAX_UNKNOWN = 32
 """Above this many unknown names, none is guessed (validation reports them)."""
 
@@ -123,7 +127,7 @@ def _repair_values(args: dict[str, Any], schema: Mapping[str, Any], limits: Argu
             repairs.append(f"argument {key!r} parsed from a JSON string")
 
 
-def repair_arguments(raw: Mapping[str, Any] | str, schema: Mapping[str, Any],
+def repair_arguments(raw: Any, schema: Mapping[str, Any],
                      limits: ArgumentLimits = DEFAULT_LIMITS) -> tuple[dict[str, Any], list[str]]:
     """Parse and repair ``raw`` for a tool with input ``schema``; return the arguments and the repairs.
 
@@ -131,14 +135,26 @@ def repair_arguments(raw: Mapping[str, Any] | str, schema: Mapping[str, Any],
         ArgumentsError: when the arguments cannot be read even leniently, or break the caps.
     """
     repairs: list[str] = []
-    value: Any = _lenient_loads(raw, limits, repairs) if isinstance(raw, str) else dict(raw)
     props = list(schema.get("properties", {}))
+    if isinstance(raw, str):
+        value: Any = _lenient_loads(raw, limits, repairs)
+    elif isinstance(raw, Mapping):
+        value = dict(raw)
+    else:
+        value = raw
+    if value is None and not props:
+        return {}, repairs
     if not isinstance(value, dict):
-        if len(props) != 1 or (isinstance(value, list | tuple) and not props):
-            raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}",
+        if isinstance(value, Mapping):
+            value = dict(value)
+        elif len(props) != 1 or value is None:
+            got = "null" if value is None else type(value).__name__
+            raise ArgumentsError(f"arguments must be a JSON object, got {got}",
                                  [{"loc": [], "msg": "not an object", "type": "object_type"}])
-        value = {props[0]: value}
-        repairs.append(f"wrapped a bare value as {{{props[0]!r}: ...}}")
+        else:
+            check_value(value, limits)
+            value = {props[0]: value}
+            repairs.append(f"wrapped a bare value as {{{props[0]!r}: ...}}")
     check_value(value, limits)
     value = _repair_names(value, props, repairs)
     _repair_values(value, schema, limits, repairs)
@@ -213,8 +229,10 @@ class RepairStage:
         if plan is None or plan[0] is not schema:
             plan = self._plans[name] = _plan(schema)
         try:
-            value = parse_arguments(raw, self.limits)
-        except ArgumentsError:
+            value = parse_arguments(raw, self.limits, takes_none=not plan[1])
+        except ArgumentsError as exc:
+            if exc.errors and exc.errors[0]["type"] in _FINAL:  # a cap, not a form repair could fix
+                raise
             value = None
         if value is not None and _needs_no_repair(value, plan[1], plan[2]):
             return value, []
@@ -226,7 +244,8 @@ class RepairStage:
         spec = inv.tool.spec
         try:
             if self.strict or spec.metadata.get("strict_arguments"):
-                args = parse_arguments(inv.call.arguments, self.limits)
+                args = parse_arguments(inv.call.arguments, self.limits,
+                                       takes_none=not spec.input_schema.get("properties"))
             else:
                 args, repairs = self._repair(inv.call.arguments, spec.input_schema, spec.name)
         except ArgumentsError as exc:

@@ -46,7 +46,7 @@ class ValidateStage:
         assert tool is not None
         try:
             arguments = dict(inv.arguments) if inv.arguments is not None else parse_arguments(
-                inv.call.arguments, self.limits)
+                inv.call.arguments, self.limits, takes_none=not tool.spec.input_schema.get("properties"))
             unknown = _unknown_keys(arguments, tool.spec.input_schema)
             if unknown:
                 known = ", ".join(tool.spec.input_schema.get("properties", {})) or "none"
