@@ -6,6 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No test may depend on machine speed or on a warm cache: no deadlines, no "too slow" health checks,
+# and no example database (a fresh clone has no .hypothesis folder; neither does a test run here).
+settings.register_profile(
+    "toolrig", deadline=None, database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+                           HealthCheck.large_base_example])
+settings.load_profile("toolrig")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_REDACTOR",
     "DEFAULT_RULES",
     "SENSITIVE_KEYS",
+    "TOO_DEEP",
     "Redactor",
     "Rule",
     "redact_text",
@@ -111,6 +112,8 @@ SENSITIVE_KEYS: re.Pattern[str] = re.compile(
 _NOT_SECRET_KEYS = re.compile(
     r"(?i)^(?:.*[_-])?(?:tokens?[_-](?:count|type|usage|limit)|(?:page|next|continuation|sync)[_-]?token)$")
 _MAX_DEPTH = 64
+TOO_DEEP = "[REDACTED:too_deep]"
+"""What replaces a container nested deeper than the redactor looks (it is never passed through unread)."""
 _GATE_MAX = 24
 """Texts shorter than this are checked against all hints in one regex search first."""
 
@@ -201,10 +204,12 @@ class Redactor:
         kind = type(value)
         if kind is str:
             return self.text(value)
-        if kind is int or kind is float or kind is bool or value is None or depth > _MAX_DEPTH:
+        if kind is int or kind is float or kind is bool or value is None:
             return value
         if isinstance(value, str):
             return self.text(value)
+        if depth > _MAX_DEPTH and isinstance(value, Mapping | list | tuple):
+            return TOO_DEEP
         if kind is dict or isinstance(value, Mapping):
             return self._mapping(value, depth)
         if isinstance(value, list | tuple):
@@ -219,7 +224,7 @@ class Redactor:
         out: dict[Any, Any] = {}
         for k, v in value.items():
             if isinstance(k, str) and self.is_sensitive_key(k) and v is not None and not isinstance(v, bool):
-                new: Any = "[REDACTED]" if isinstance(v, str | int | float) else _redact_whole(v)
+                new: Any = "[REDACTED]" if isinstance(v, str | int | float) else _redact_whole(v, depth + 1)
             else:
                 new = self._value(v, depth + 1)
             changed = changed or new is not v
@@ -227,12 +232,14 @@ class Redactor:
         return out if changed else value
 
 
-def _redact_whole(value: Any) -> Any:
-    """A container under a sensitive key: keep its shape, hide every scalar."""
+def _redact_whole(value: Any, depth: int = 0) -> Any:
+    """A container under a sensitive key: keep its shape, hide every scalar (and everything too deep)."""
+    if isinstance(value, Mapping | list | tuple) and depth > _MAX_DEPTH:
+        return TOO_DEEP
     if isinstance(value, Mapping):
-        return {k: _redact_whole(v) for k, v in value.items()}
+        return {k: _redact_whole(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_redact_whole(v) for v in value]
+        return [_redact_whole(v, depth + 1) for v in value]
     return "[REDACTED]"
 
 

@@ -17,9 +17,10 @@ from typing import Any
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
 from toolrig._outcome import ErrorKind, ToolOutcome
+from toolrig._shown import shown_name
 from toolrig.redact import Redactor
 
-__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "new_row_id", "started_record"]
+__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "fallback_record", "new_row_id", "started_record"]
 
 STARTED = "started"
 """Status of a row written before the tool ran (strict mode) and not completed yet."""
@@ -105,11 +106,25 @@ _DECODE = json.JSONDecoder(object_pairs_hook=_object).decode
 """``json.loads`` (same values, same errors) that marks objects with repeated keys."""
 
 
+MAX_DEPTH = 64
+"""Deeper parts of stored values are replaced by a marker (redaction stops nowhere short of it)."""
+
+MAX_ARGUMENTS = 100_000
+"""Characters of argument text kept when arguments cannot be stored as JSON (marked as capped)."""
+
+MAX_NAME = 128
+"""Characters of a requested tool name or call id kept in a row (they come from the model)."""
+
+TOO_DEEP = f"[toolrig: nested deeper than {MAX_DEPTH} levels; not stored]"
+CIRCULAR = "[toolrig: circular reference; not stored]"
+
+
 def _arguments(call: ToolCall, redactor: Redactor) -> tuple[Any, str | None]:
     """The redacted arguments, and the text the model sent when it encodes exactly that value (else None).
 
     The text stands for the value only when redaction changed nothing and no object in it repeated a
-    key (a repeated key could hide a secret the parsed value no longer shows).
+    key (a repeated key could hide a secret the parsed value no longer shows). Never raises: what
+    cannot be decoded or encoded is stored as capped, redacted text, marked as such.
     """
     args: Any = call.arguments
     sent = None
@@ -120,34 +135,73 @@ def _arguments(call: ToolCall, redactor: Redactor) -> tuple[Any, str | None]:
             else:
                 args = {}
         except (ValueError, RecursionError):  # not JSON, or nested past the parser's recursion limit
-            return redactor.text(args[:100_000]), None
-    plain = _plain(args)
+            capped = _capped_text(args, redactor)
+            return capped, None if isinstance(capped, str) else _ENCODE(capped)
+    plain = _plain(args, 0, set())
     value = redactor.value(plain)
-    return value, sent if value is plain and plain is args and value is not None else None
+    if value is None:
+        return None, None
+    text = sent if value is plain and plain is args else None
+    if text is None:
+        try:
+            text = _ENCODE(value)
+        except (TypeError, ValueError, RecursionError) as exc:  # _plain makes this unreachable; never lose the row
+            text = _ENCODE({"toolrig_unstored": f"the arguments could not be encoded ({type(exc).__name__})"})
+    if len(text) > MAX_ARGUMENTS:
+        capped = _capped_text(text, redactor)
+        return capped, _ENCODE(capped)
+    return value, text
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-encodable form (unknown objects become their repr, bytes their size); plain data is returned as is."""
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _capped_text(text: str, redactor: Redactor) -> Any:
+    if len(text) <= MAX_ARGUMENTS:
+        return redactor.text(text)
+    return {"toolrig_unstored": f"{len(text):,} characters of arguments, over what a row keeps; the first "
+                                f"{MAX_ARGUMENTS:,} are kept", "text": redactor.text(text[:MAX_ARGUMENTS])}
+
+
+def _plain(value: Any, depth: int, path: set[int]) -> Any:
+    """A JSON-encodable form (unknown objects become their repr, bytes their size); plain data is returned as is.
+
+    Past :data:`MAX_DEPTH` levels a subtree becomes :data:`TOO_DEEP`; a container met again on its own
+    path becomes :data:`CIRCULAR` (so the result is always finite and encodable).
+    """
     kind = type(value)
     if kind is str or kind is int or kind is float or kind is bool or value is None:
         return value
-    if kind is dict:
-        if all(type(k) is str for k in value):
-            items = {k: _plain(v) for k, v in value.items()}
-            return value if all(items[k] is v for k, v in value.items()) else items
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if kind is list:
-        listed = [_plain(v) for v in value]
-        return value if all(a is b for a, b in zip(listed, value, strict=True)) else listed
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+    if isinstance(value, Mapping | list | tuple):
+        if depth >= MAX_DEPTH:
+            return TOO_DEEP
+        if id(value) in path:
+            return CIRCULAR
+        path.add(id(value))
+        try:
+            return _container(value, depth, path)
+        finally:
+            path.discard(id(value))
     if isinstance(value, str | int | float):
         return value
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes>"
-    return repr(value)
+    return repr(value)[:1000]
+
+
+def _container(value: Any, depth: int, path: set[int]) -> Any:
+    if type(value) is dict and all(type(k) is str for k in value):
+        items = {k: _plain(v, depth + 1, path) for k, v in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else items
+    if isinstance(value, Mapping):
+        return {str(k)[:1000]: _plain(v, depth + 1, path) for k, v in value.items()}
+    listed = [_plain(v, depth + 1, path) for v in value]
+    return value if type(value) is list and all(a is b for a, b in zip(listed, value, strict=True)) else listed
+
+
+def _name(text: Any) -> str:
+    """A tool name or call id as stored: a string, capped at :data:`MAX_NAME` characters, redacted."""
+    return shown_name(text, MAX_NAME)
 
 
 _random = random.Random()  # private: seeded from os.urandom, unaffected by random.seed() in user code
@@ -166,7 +220,7 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
                    redactor: Redactor) -> AuditRecord:
     """The row written before the tool runs (strict mode)."""
     arguments, text = _arguments(call, redactor)
-    return AuditRecord(id=row_id, call_id=call.id, time=started, tool=call.name, user=ctx.user,
+    return AuditRecord(id=row_id, call_id=_name(call.id), time=started, tool=_name(call.name), user=ctx.user,
                        agent=ctx.agent, session=ctx.session, arguments=arguments, status=STARTED,
                        arguments_json=text)
 
@@ -184,10 +238,27 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
     decision = meta.get("decision")
     arguments, text = _arguments(call, redactor)
     return _build({
-        "id": row_id, "call_id": call.id, "time": started, "tool": outcome.name or call.name, "user": ctx.user,
+        "id": row_id, "call_id": _name(call.id), "time": started, "tool": _name(outcome.name or call.name),
+        "user": ctx.user,
         "agent": ctx.agent, "session": ctx.session, "version": None if version is None else str(version),
         "arguments": arguments,
-        "decision": redactor.value(_plain(decision)) if decision is not None else None, "status": COMPLETED,
+        "decision": redactor.value(_plain(decision, 0, set())) if decision is not None else None,
+        "status": COMPLETED,
         "ok": outcome.ok, "kind": kind, "error": None if error is None else redactor.text(error.message),
         "duration_ms": duration_ms, "attempts": outcome.attempts, "repairs": tuple(outcome.repairs), "meta": facts,
         "arguments_json": text})
+
+
+def fallback_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome | None,
+                    *, problem: BaseException) -> AuditRecord:
+    """The row written when the usual row could not be built: what is certain, and why the rest is missing."""
+    ok = None if outcome is None else outcome.ok
+    kind = None if outcome is None else ("ok" if outcome.ok else (
+        outcome.error.kind.value if outcome.error is not None else ErrorKind.EXECUTION_ERROR.value))
+    return AuditRecord(id=row_id, call_id=_name(call.id), time=started, tool=_name(call.name),
+                       user=_name(ctx.user) if ctx.user is not None else None,
+                       agent=_name(ctx.agent) if ctx.agent is not None else None,
+                       session=_name(ctx.session) if ctx.session is not None else None,
+                       arguments={"toolrig_unstored": f"the arguments could not be stored ({type(problem).__name__})"},
+                       status=STARTED if outcome is None else COMPLETED, ok=ok, kind=kind,
+                       meta={"audit_problem": type(problem).__name__})

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrig.audit._record import AuditRecord
+from toolrig.errors import ConfigError
 
 __all__ = ["AuditLog", "Since", "SqliteSink"]
 
@@ -138,6 +139,18 @@ class SqliteSink:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._conn = conn
         return self._conn
+
+    def check(self) -> None:
+        """Open (creating) the database now, so a wrong path fails here and not in the writer thread.
+
+        Raises:
+            ConfigError: the file cannot be created or opened, saying why.
+        """
+        with self._lock:
+            try:
+                self._connection()
+            except (OSError, sqlite3.Error) as exc:
+                raise ConfigError(f"cannot open the audit log at {self.path}: {exc}") from None
 
     def write(self, records: Sequence[AuditRecord]) -> None:
         """Insert or complete rows in one transaction."""

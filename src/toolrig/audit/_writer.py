@@ -2,13 +2,24 @@
 
 Nothing is lost on a clean shutdown: :meth:`AuditWriter.close` (called by ``Runtime.aclose()``)
 drains the queue, and an ``atexit`` hook flushes every live writer when the interpreter exits.
+While a writer is open, SIGTERM and SIGINT first flush every live writer (for at most
+:data:`SIGNAL_FLUSH_TIMEOUT` seconds), then do what they did before: the application's own
+handler is called, a default disposition is re-raised, an ignored signal stays ignored. The
+handlers are installed only from the main thread, and removed when the last writer closes (if
+nobody replaced them meanwhile). What cannot be saved: ``kill -9`` (SIGKILL) ends the process at
+once, so rows queued and not yet written are lost — at most the rows of calls finished within
+the writer's ``linger`` window plus one batch; strict mode (``audit_mode="strict"``) commits a row
+before each call runs, so even then every call has its row.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
+import os
 import queue
+import signal
 import threading
 import time
 import weakref
@@ -19,7 +30,7 @@ from typing import Any
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
 from toolrig._outcome import ToolOutcome
-from toolrig.audit._record import AuditRecord, completed_record, new_row_id
+from toolrig.audit._record import AuditRecord, completed_record, fallback_record, new_row_id
 from toolrig.audit._sinks import AuditSink
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 
@@ -43,12 +54,65 @@ class _Stop:
 
 _live: weakref.WeakSet[AuditWriter] = weakref.WeakSet()
 _EXIT_TIMEOUT = 10.0
+SIGNAL_FLUSH_TIMEOUT = 5.0
+"""Seconds a SIGTERM / SIGINT waits for the audit rows to be written before it goes on."""
+
+_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_previous: dict[int, Any] = {}
+_signal_lock = threading.Lock()
 
 
 @atexit.register
 def _flush_all_at_exit() -> None:
     for writer in list(_live):
         writer.flush(timeout=_EXIT_TIMEOUT)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """Flush the audit rows, then hand the signal on as if we had not been there."""
+    for writer in list(_live):
+        with contextlib.suppress(Exception):  # never let a flush problem swallow the signal
+            writer.flush(timeout=SIGNAL_FLUSH_TIMEOUT)
+    previous = _previous.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)
+    elif previous == signal.SIG_DFL:
+        _uninstall_signal(signum)
+        os.kill(os.getpid(), signum)  # the default disposition, with the same signal
+
+
+def _install_signals() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+    with _signal_lock:
+        for signum in _SIGNALS:
+            if signum in _previous:
+                continue
+            try:
+                current = signal.getsignal(signum)
+                if current == signal.SIG_IGN:
+                    continue  # ignored signals stay ignored
+                signal.signal(signum, _on_signal)
+            except (ValueError, OSError):  # not the main interpreter, or no such signal here
+                continue
+            _previous[signum] = current
+
+
+def _uninstall_signal(signum: int) -> None:
+    with _signal_lock:
+        previous = _previous.pop(signum, None)
+        if previous is None:
+            return
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signum) is _on_signal:  # only if nobody replaced ours meanwhile
+                signal.signal(signum, previous)
+
+
+def _uninstall_signals() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in list(_previous):
+        _uninstall_signal(signum)
 
 
 class AuditWriter:
@@ -73,7 +137,9 @@ class AuditWriter:
         """Rows that could not be written (each failure is logged)."""
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: a signal handler may flush while close() holds it
+        _live.add(self)
+        _install_signals()
 
     # -- the call path ---------------------------------------------------------------------------
     def put(self, entry: Entry) -> None:
@@ -112,6 +178,9 @@ class AuditWriter:
         close = getattr(self.sink, "close", None)
         if close is not None:
             close()
+        _live.discard(self)
+        if not _live:
+            _uninstall_signals()
 
     def _start(self) -> None:
         with self._lock:
@@ -120,6 +189,7 @@ class AuditWriter:
                 thread.start()
                 self._thread = thread
                 _live.add(self)
+        _install_signals()
 
     # -- the writer thread ----------------------------------------------------------------------
     def _run(self) -> None:
@@ -141,20 +211,25 @@ class AuditWriter:
                 except queue.Empty:
                     break
             self._write(batch)
-            for signal in signals:
-                signal.done.set()
+            for waiter in signals:
+                waiter.done.set()
             if any(isinstance(s, _Stop) for s in signals):
                 return
 
     def _record(self, entry: Entry) -> AuditRecord | None:
         row_id, started, call, ctx, outcome, duration_ms = entry
+        row_id = row_id or new_row_id()
         try:
-            return completed_record(row_id or new_row_id(), started, call, ctx, outcome,
-                                    duration_ms=duration_ms, redactor=self.redactor)
-        except Exception:
-            self.failed += 1
-            log.exception("audit: could not build the row of call %s (%s)", call.id, call.name)
-            return None
+            return completed_record(row_id, started, call, ctx, outcome, duration_ms=duration_ms,
+                                    redactor=self.redactor)
+        except Exception as exc:  # a bug: still one row per call, with what is certain
+            log.exception("audit: could not build the full row of a call; a reduced row is written")
+            try:
+                return fallback_record(row_id, started, call, ctx, outcome, problem=exc)
+            except Exception:
+                self.failed += 1
+                log.exception("audit: lost the row of a call")
+                return None
 
     def _write(self, batch: list[AuditRecord]) -> None:
         if not batch:

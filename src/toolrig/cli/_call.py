@@ -79,7 +79,7 @@ def call_command(  # noqa: PLR0917 - typer maps each parameter to an option
         registry.register(tool, replace=True)
     audit_target: Any = False if no_audit else audit
     try:
-        runtime = Runtime(registry, audit=audit_target, state=state, approval=_approver(yes))
+        runtime = Runtime(registry, audit=audit_target, state=state, approval=_approver(yes), allow_selectors=True)
     except (ValueError, OSError) as exc:
         fail(f"cannot start the runtime: {exc}")
     with runtime:

@@ -17,7 +17,8 @@ from typing import Any, Literal
 import anyio
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.audit._record import new_row_id, started_record
+from toolrig._shown import shown_name
+from toolrig.audit._record import fallback_record, new_row_id, started_record
 from toolrig.audit._sinks import AuditSink, open_sink
 from toolrig.audit._writer import AuditWriter
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
@@ -32,7 +33,7 @@ AuditMode = Literal["batched", "strict"]
 def _escaped(inv: Invocation, exc: BaseException) -> ToolOutcome:
     """The outcome to record for an exception that escaped the inner stages."""
     if isinstance(exc, anyio.get_cancelled_exc_class()):
-        error = ToolError.of(ErrorKind.CANCELLED, f"the call to {inv.call.name!r} was cancelled")
+        error = ToolError.of(ErrorKind.CANCELLED, f"the call to {shown_name(inv.call.name)!r} was cancelled")
     else:
         error = ToolError.of(ErrorKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"[:2000])
     return ToolOutcome.failure(inv.call.id, inv.call.name, error)
@@ -50,6 +51,7 @@ class AuditStage:
 
     Raises:
         ValueError: an unknown mode, or an unsupported audit URL.
+        ConfigError: the audit log cannot be opened (checked now, so a wrong path fails here).
     """
 
     name = "audit"
@@ -61,6 +63,9 @@ class AuditStage:
         self.mode = mode
         self.redactor = redactor
         self.sink: AuditSink | None = open_sink(audit)
+        check = getattr(self.sink, "check", None)
+        if callable(check):
+            check()
         self.writer: AuditWriter | None = None
         if self.sink is not None:
             self.writer = AuditWriter(self.sink, redactor=redactor, batch_size=batch_size)
@@ -87,13 +92,16 @@ class AuditStage:
 
     async def _write_started(self, writer: AuditWriter, row_id: str, started: float,
                              inv: Invocation) -> ToolOutcome | None:
-        record = started_record(row_id, started, inv.call, inv.context, self.redactor)
+        try:
+            record = started_record(row_id, started, inv.call, inv.context, self.redactor)
+        except Exception as exc:  # a bug: the row is still written, reduced to what is certain
+            record = fallback_record(row_id, started, inv.call, inv.context, None, problem=exc)
         try:
             await anyio.to_thread.run_sync(writer.write_now, [record])
         except Exception as exc:
-            return ToolOutcome.failure(inv.call.id, inv.call.name, ToolError.of(
+            return ToolOutcome.failure(inv.call.id, shown_name(inv.call.name), ToolError.of(
                 ErrorKind.INTERNAL_ERROR,
-                f"the call to {inv.call.name!r} was not run: the audit log could not record it "
+                f"the call to {shown_name(inv.call.name)!r} was not run: the audit log could not record it "
                 f"({type(exc).__name__})"), exception=exc)
         return None
 
