@@ -36,10 +36,20 @@ def test_table_lists_newest_first_without_raw_control_characters(db: Path) -> No
     result = runner.invoke(app, ["audit", "--db", str(db)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     out = result.output
-    assert out.index("call-new") < out.index("call-bad") < out.index("call-old")
+    assert out.index('"news"') < out.index("denied: ") < out.index('"weather"')
     assert "search@1.2.0" in out and "shell@0.1.0" in out and "started" in out and "denied" in out
     assert "\x1b" not in out and "\u202e" not in out
     assert "\\u{1b}[31mno" in out
+
+
+def test_the_table_fits_80_columns_and_json_has_every_field(db: Path) -> None:
+    result = runner.invoke(app, ["audit", "--db", str(db)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "search@" in result.output and "bob" in result.output and "denied" in result.output
+    rows = json.loads(runner.invoke(app, ["audit", "--db", str(db), "--json"]).output)
+    assert {"call_id", "attempts", "session", "agent", "decision", "meta"} <= set(rows[0])
 
 
 def test_filters_and_json(db: Path) -> None:

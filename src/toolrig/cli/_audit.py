@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -49,28 +49,25 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _tail(text: str, width: int) -> str:
-    text = _clip(text, 200)
-    return text if len(text) <= width else "…" + text[-(width - 1):]
-
-
-def _table(records: Sequence[AuditRecord], db: Path) -> Table:
-    table = Table(title=escape(f"audit log {db} ({len(records)} rows, newest first)"), title_justify="left")
-    widths = {"time": 19, "tool": 8, "user": 4, "kind": 9, "ms": 3, "tries": 5, "call id": 14}
-    for column, width in widths.items():
-        table.add_column(column, no_wrap=True, min_width=width,
-                         justify="right" if column in ("ms", "tries") else "left")
-    table.add_column("error / arguments", overflow="fold", min_width=20)
+def _table(records: Sequence[AuditRecord]) -> Table:
+    """The rows as a table that fits 80 columns (time, tool, user, kind, ms, detail); ``--json`` has everything."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column("time", no_wrap=True, min_width=8)
+    table.add_column("tool", no_wrap=True, overflow="ellipsis", min_width=8, max_width=22)
+    table.add_column("user", no_wrap=True, overflow="ellipsis", min_width=4, max_width=10)
+    table.add_column("kind", no_wrap=True, overflow="ellipsis", min_width=9, max_width=17)
+    table.add_column("ms", no_wrap=True, justify="right", min_width=5)
+    table.add_column("error / arguments", overflow="ellipsis", no_wrap=True)
+    today = datetime.now().date()
     for r in records:
-        when = datetime.fromtimestamp(r.time).isoformat(sep=" ", timespec="seconds")
+        stamp = datetime.fromtimestamp(r.time)
+        when = stamp.strftime("%H:%M:%S" if stamp.date() == today else "%m-%d %H:%M")
         tool = r.tool if r.version is None else f"{r.tool}@{r.version}"
         kind = r.kind or r.status
         style = "green" if kind == "ok" else "yellow" if kind == "started" else "red"
         detail = r.error if r.error else _arguments_text(r)
         table.add_row(when, Text(_clip(tool, 48)), Text(_clip(r.user or "-", 24)), Text(kind, style=style),
-                      "-" if r.duration_ms is None else f"{r.duration_ms:.1f}",
-                      "-" if r.attempts is None else str(r.attempts), Text(_tail(r.call_id, 14)),
-                      Text(_clip(detail, 160)))
+                      "-" if r.duration_ms is None else f"{r.duration_ms:.1f}", Text(_clip(detail, 300)))
     return table
 
 
@@ -110,7 +107,9 @@ def audit_command(
     if as_json:  # ASCII-only JSON: no control or bidi character reaches the terminal raw
         typer.echo(json.dumps([r.to_dict() for r in records], indent=2, ensure_ascii=True, default=str))
         return
-    stdout().print(_table(records, path))
+    console = stdout()
+    console.print(Text(f"audit log {path} ({len(records)} rows, newest first)"), overflow="fold")
+    console.print(_table(records))
 
 
 def register(app: typer.Typer) -> None:

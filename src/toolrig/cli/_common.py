@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
@@ -12,9 +13,10 @@ import typer
 from rich.console import Console
 
 from toolrig._define import BaseTool
+from toolrig._shown import shown_name
 from toolrig._spec import parse_version
 
-__all__ = ["fail", "find_tool", "first_line", "load_tools", "print_json", "stderr", "stdout"]
+__all__ = ["fail", "find_tool", "first_line", "load_tools", "print_json", "stderr", "stdout", "unknown_tool_message"]
 
 
 PIPE_WIDTH = 120
@@ -35,9 +37,16 @@ def stderr() -> Console:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print ``error: message`` on one line to stderr and exit with ``code``."""
-    text = " ".join(message.split())
-    typer.echo(f"error: {text}", err=True)
+    """Print ``error: message`` to stderr and exit with ``code``.
+
+    One line per problem: a message that lists several (one per line, e.g. every file of a
+    directory that failed to load) keeps them on lines of their own, indented under the first.
+    """
+    lines = [" ".join(line.split()) for line in message.splitlines()]
+    lines = [line for line in lines if line] or [""]
+    typer.echo(f"error: {lines[0]}", err=True)
+    for line in lines[1:]:
+        typer.echo(f"  {line}", err=True)
     raise typer.Exit(code)
 
 
@@ -59,13 +68,28 @@ def load_tools(source: str) -> list[BaseTool]:
     return list(tools)
 
 
+_LISTED = 20
+
+
+def unknown_tool_message(ref: str, names: Sequence[str], where: str) -> str:
+    """``no tool 'x' in SOURCE; did you mean: a, b?`` or, when nothing is close, the available names (capped)."""
+    shown = shown_name(ref)
+    close = difflib.get_close_matches(ref.lower(), [n.lower() for n in names], n=3, cutoff=0.5) if len(ref) <= 80 \
+        else []
+    if close:
+        by_lower = {n.lower(): n for n in names}
+        return f"no tool {shown!r} in {where}; did you mean: {', '.join(by_lower[c] for c in close)}?"
+    listed = sorted(set(names))
+    more = f" and {len(listed) - _LISTED} more" if len(listed) > _LISTED else ""
+    return f"no tool {shown!r} in {where}; available: {', '.join(listed[:_LISTED]) or 'none'}{more}"
+
+
 def find_tool(tools: Sequence[BaseTool], ref: str, source: str) -> BaseTool:
     """The tool named ``ref`` (``name`` or ``name@version``; the highest version when several)."""
     name, _, version = ref.partition("@")
     matches = [t for t in tools if t.name == name and (not version or t.spec.version == version)]
     if not matches:
-        known = ", ".join(sorted({t.spec.key if version else t.name for t in tools})) or "none"
-        fail(f"no tool {ref!r} in {source}; available: {known}")
+        fail(unknown_tool_message(ref, [t.spec.key if version else t.name for t in tools], source))
     return max(matches, key=lambda t: parse_version(t.spec.version))
 
 

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from toolrig._define import BaseTool
+from toolrig._spec import Permission
 from toolrig.cli._common import fail, find_tool, first_line, load_tools, print_json, stdout
 from toolrig.cli._formats import FORMATS, OpenAIApi, export
 
@@ -37,6 +38,10 @@ def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> None:
     """List the tools defined in SOURCE: name, version, permission, tags, description."""
+    known = [p.value for p in Permission]
+    unknown = sorted(set(permission or ()) - set(known))
+    if unknown:
+        fail(f"unknown permission {', '.join(map(repr, unknown))}; choose from: {', '.join(known)}", code=2)
     tools = load_tools(source)
     if tag:
         tools = [t for t in tools if t.spec.tags & set(tag)]
