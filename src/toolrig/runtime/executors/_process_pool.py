@@ -7,10 +7,10 @@ traceback as text: :mod:`toolrig.runtime.executors._wire`) — the host never un
 worker sends. What can happen, and what the caller gets:
 
 * the tool returns or raises: the worker goes back to the pool;
-* the deadline passes, or the call is cancelled: the worker's process group gets SIGTERM, then
-  everything the worker started — children that left its group included (the worker is their
-  subreaper; see :mod:`toolrig.runtime.executors._reaper`) — is stopped and killed after
-  ``kill_grace`` seconds; the run says ``timed_out`` (or the cancellation propagates);
+* the deadline passes, or the call is cancelled: the worker is frozen (SIGSTOP), then it and
+  everything it started — children that left its process group included (the worker is their
+  subreaper; see :mod:`toolrig.runtime.executors._reaper`) — are killed; the run says
+  ``timed_out`` (or the cancellation propagates);
 * the worker dies (segfault, ``os._exit``, killed): :class:`~toolrig.errors.WorkerDiedError` says how,
   with the exit code or signal; the host carries on.
 
@@ -175,12 +175,11 @@ class _Worker:
 
     def shutdown(self, grace: float, *, terminate: bool) -> int:
         """Blocking: stop the worker and everything it started; return its exit status."""
-        if terminate:
-            _signal_group(self.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(grace)
-        if self.proc.poll() is None:
-            kill_tree(self.pid, include_root=False)  # while the worker lives, its orphans are its children
+        if terminate:  # a stuck or cancelled call: stop everything it started, the worker included, now
+            if self.proc.poll() is None:
+                kill_tree(self.pid)  # while the worker lives, its orphans are its children
+        elif self.proc.poll() is None:
+            kill_tree(self.pid, include_root=False)  # what earlier calls left running
         self._stdin.close()  # a healthy worker exits at end of input
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(grace)
@@ -203,7 +202,7 @@ class ProcessPool:
     Args:
         max_workers: most calls running in processes at once (default: the CPU count, at least 2).
         max_idle: idle workers kept warm for the next calls; extra ones are stopped.
-        kill_grace: seconds between SIGTERM and SIGKILL when a call is stopped.
+        kill_grace: seconds an idle worker may take to exit at the end of its input before it is killed.
         start_timeout: seconds a new worker may take to start (Python start-up and imports).
         executable: the Python interpreter of the workers (default: this one, ``sys.executable``);
             it must be able to import toolrig and the tools' modules.

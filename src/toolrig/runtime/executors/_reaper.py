@@ -81,6 +81,8 @@ def kill_tree(pid: int, *, include_root: bool = True) -> set[int]:
 
     Also kills ``pid``'s process group. Blocking (reads ``/proc``); returns the PIDs signalled.
     """
+    if include_root:
+        _signal(pid, signal.SIGSTOP)  # the root can start no new process while its tree is walked
     stopped: set[int] = set()
     for _ in range(_ROUNDS):
         fresh = descendants(pid) - stopped
