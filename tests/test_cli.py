@@ -271,3 +271,28 @@ def test_sources_can_be_module_names_and_attributes() -> None:
     missing = runner.invoke(app, ["list", "toolrig_plugin_demo:nothing"])
     assert missing.exit_code == 1
     assert "nothing" in _one_line_error(missing.stderr)
+
+
+def test_list_with_an_unknown_permission_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["list", EXAMPLE, "--permission", "bogus"])
+    assert result.exit_code == 2
+    line = _one_line_error(result.stderr)
+    assert "bogus" in line and "readonly" in line
+
+
+def test_describe_with_nothing_close_lists_the_available_names() -> None:
+    result = runner.invoke(app, ["describe", "zzzz_qqqq", "--from", EXAMPLE])
+    assert result.exit_code == 1
+    line = _one_line_error(result.stderr)
+    assert "available:" in line and "get_weather" in line
+
+
+def test_several_load_errors_are_listed_one_per_line(tmp_path: Path) -> None:
+    for name in ("a_broken.py", "b_broken.py"):
+        (tmp_path / name).write_text("def oops(:\n")
+    result = runner.invoke(app, ["list", str(tmp_path)])
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith("error: 2 tool file(s) failed to load")
+    assert any("a_broken.py" in line for line in lines[1:]) and any("b_broken.py" in line for line in lines[1:])
+    assert "Traceback" not in result.stderr

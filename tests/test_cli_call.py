@@ -50,3 +50,22 @@ def test_call_with_bad_source_is_one_line_error() -> None:
     result = runner.invoke(app, ["call", "x", "--from", "/nonexistent/tools.py"])
     assert result.exit_code == 1
     assert "error:" in result.output
+
+
+def test_an_audit_path_that_cannot_be_a_file_is_one_line_and_a_failing_exit(tmp_path: Path) -> None:
+    """Regression: --audit under a regular file printed two tracebacks, then "status ok", exit 0."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = runner.invoke(app, ["call", "get_weather", "--from", EXAMPLE, "--args", '{"city": "Oslo"}',
+                                 "--audit", str(blocker / "audit.db")])
+    assert result.exit_code != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "audit log" in lines[0], result.stderr
+    assert "Traceback" not in result.output and "status" not in result.stdout
+
+
+def test_a_version_may_be_named_on_the_command_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["call", "get_weather@1.2.0", "--from", EXAMPLE, "--args", '{"city": "Oslo"}',
+                                 "--no-audit", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["meta"]["version"] == "1.2.0"

@@ -159,3 +159,12 @@ def test_each_readme_block_runs_when_copied_on_its_own(monkeypatch: pytest.Monke
             pytest.fail(f"README python block {i} fails when run as the README says: "
                         f"{type(exc).__name__}: {exc}\n{block}")
     capsys.readouterr()
+
+
+def test_hypothesis_never_depends_on_speed_or_a_warm_cache() -> None:
+    """Regression: a health check failed on every fresh clone; the suite's profile rules that out."""
+    from hypothesis import HealthCheck, settings
+
+    current = settings()
+    assert current.database is None and current.deadline is None
+    assert HealthCheck.too_slow in current.suppress_health_check

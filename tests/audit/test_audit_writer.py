@@ -137,3 +137,55 @@ def test_rows_queued_at_interpreter_exit_are_flushed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     rows = AuditLog(db).query(limit=None)
     assert len(rows) == 200 and all(r.kind == "ok" for r in rows)
+
+
+_SIGTERM_SCRIPT = r'''
+import os, signal, sys
+import anyio
+from toolrig import ToolCall, tool
+from toolrig.runtime import Runtime
+
+marker = sys.argv[2]
+if sys.argv[3] == "own-handler":
+    def mine(signum, frame):
+        open(marker, "w").write("app handler ran")
+        os._exit(7)
+    signal.signal(signal.SIGTERM, mine)
+
+@tool
+def echo(i: int) -> int:
+    """Echo."""
+    return i
+
+async def main() -> None:
+    rt = Runtime([echo], audit=sys.argv[1])
+    for i in range(200):
+        await rt.call(ToolCall(name="echo", arguments={"i": i}))
+    os.kill(os.getpid(), signal.SIGTERM)  # while the batched writer may still hold rows
+    await anyio.sleep(30)
+
+anyio.run(main)
+'''
+
+
+@pytest.mark.parametrize("handler", ["default", "own-handler"])
+def test_sigterm_writes_every_queued_row_then_does_what_it_did_before(tmp_path: Path, handler: str) -> None:
+    """Regression: SIGTERM lost 12-17 of 200 batched rows; the application's own handler must still run."""
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+
+    db, marker = tmp_path / "audit.db", tmp_path / "marker"
+    script = tmp_path / "run.py"
+    script.write_text(_SIGTERM_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), str(db), str(marker), handler], timeout=120,
+                          capture_output=True, text=True)
+    if handler == "default":
+        assert proc.returncode == -signal.SIGTERM, proc.stderr
+        assert not marker.exists()
+    else:
+        assert proc.returncode == 7, proc.stderr
+        assert marker.read_text() == "app handler ran"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM audit").fetchone()[0] == 200

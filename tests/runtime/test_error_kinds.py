@@ -6,7 +6,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolrig import CallContext, ToolCall, ToolOutcome, tool
+from toolrig import CallContext, ModelRetry, ToolCall, ToolOutcome, tool
 from toolrig._outcome import ErrorKind
 from toolrig.runtime import Decision, Invocation, Runtime, default_stages, insert_before
 from toolrig.runtime._chain import CallNext
@@ -57,7 +57,21 @@ def huge() -> str:
     return "x" * 3_000_000
 
 
-TOOLS = [ok_tool, failing, wipe, scarce, hangs, waits, huge]
+@tool(permission="readonly")
+def picky(x: int) -> int:
+    """Wants a positive number."""
+    if x < 0:
+        raise ModelRetry("x must be positive: call again with x > 0")
+    return x
+
+
+@tool(permission="readonly", isolation="sandbox")
+def boxed() -> str:
+    """Must run in a sandbox."""
+    return "unsandboxed!"
+
+
+TOOLS = [ok_tool, failing, wipe, scarce, hangs, waits, huge, picky, boxed]
 
 
 class DenyWipe:
@@ -108,6 +122,10 @@ async def test_every_error_kind(tmp_path: Path) -> None:
     kinds = [await call("ok_tool", x=7) for _ in range(5)]
     assert kinds[-1] == ErrorKind.LOOP_DETECTED and kinds[0] is None
     assert await call("huge") == ErrorKind.OUTPUT_TOO_LARGE
+    retry = await rt.call(ToolCall(name="picky", arguments={"x": -1}))
+    assert retry.error is not None and retry.error.kind is ErrorKind.RETRY_REQUESTED and retry.error.retryable
+    assert retry.content == "Please try again: x must be positive: call again with x > 0"  # a request, not a crash
+    assert await call("boxed") == ErrorKind.UNAVAILABLE  # no sandbox executor here: it never runs unsandboxed
 
     waiting = ToolCall(name="waits")
     started = anyio.Event()
