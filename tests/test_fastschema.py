@@ -50,7 +50,7 @@ def param_view(schema: FunctionSchema) -> list[tuple[Any, ...]]:
 
 
 def assert_same(fn: Any, probes: list[Any] = PROBES, **kwargs: Any) -> FastFunctionSchema:
-    fast = fast_function_schema(fn, tool_name="t", **kwargs)
+    fast = fast_function_schema(fn, general=general_function_schema, tool_name="t", **kwargs)
     assert fast is not None, "expected the fast path to apply"
     general = general_function_schema(fn, tool_name="t", **kwargs)
     assert json.dumps(fast.input_schema) == json.dumps(general.input_schema)  # key order included
@@ -77,7 +77,7 @@ SUPPORTED = [
     "def f_4(a: Annotated[int, Field(ge=1, le=100)] = 20, b: Annotated[str, Field(min_length=1, max_length=64)] = 'x',"
     " c: Annotated[float, Field(gt=0, lt=10, multiple_of=0.5)] = 1.5) -> None:\n    '''Constraints.\n\n"
     "    Args:\n        a: Page size.\n        b: Identifier.\n    '''",
-    "def f_5(a: Annotated[str, Field(description='From Field', pattern='^[a-z]+$')],"
+    "def f_5(a: Annotated[str, Field(description='From Field', max_length=9)],"
     " b: Annotated[list[str], Field(min_length=1, max_length=3)], c: float = 0) -> dict[str, float]:\n"
     "    '''Field descriptions win.\n\n    Args:\n        a: From the docstring.\n        b: Items.\n    '''",
     "def f_6(a: list[Annotated[int, Field(ge=0)]], b: Optional[Literal['low', 'high']] = None,"
@@ -92,6 +92,15 @@ SUPPORTED = [
     "def f_13(json: str, schema: int = 1, model_config: bool = False, _private: str = 'x') -> str:\n"
     "    '''Names that clash with BaseModel.'''",
 ]
+
+
+@pytest.mark.parametrize("field", ["pattern='^[a-z]+$'", "alias='b'", "examples=['x']", "title='A'",
+                                   "json_schema_extra={'x': 1}", "strict=True"])
+def test_a_field_with_more_than_constraints_takes_the_general_path(field: str) -> None:
+    """The fast path reads only public FieldInfo attributes and declines anything it does not know."""
+    fn = make(f"def f_x(a: Annotated[str, Field({field})]) -> str:\n    \'\'\'Doc.\'\'\'")
+    assert fast_function_schema(fn, general=general_function_schema, tool_name="t") is None
+    assert function_schema(fn, tool_name="t").input_schema == general_function_schema(fn, tool_name="t").input_schema
 
 
 @pytest.mark.parametrize("future", [True, False])
@@ -165,7 +174,7 @@ UNSUPPORTED = [
 @pytest.mark.parametrize("source", UNSUPPORTED)
 def test_other_signatures_take_the_general_path(source: str) -> None:
     fn = make(source)
-    assert fast_function_schema(fn, tool_name="t") is None
+    assert fast_function_schema(fn, general=general_function_schema, tool_name="t") is None
     try:
         general: Any = general_function_schema(fn, tool_name="t")
     except Exception as exc:  # the general path reports bad signatures; function_schema must too
@@ -198,7 +207,7 @@ def test_tools_use_the_fast_path_and_validate() -> None:
 
 def test_non_dict_input_reads_as_on_the_general_path() -> None:
     fn = make("def f_x(a: int) -> int:\n    '''Doc.'''")
-    fast = fast_function_schema(fn, tool_name="t")
+    fast = fast_function_schema(fn, general=general_function_schema, tool_name="t")
     assert fast is not None
     with pytest.raises(ArgumentsError) as info:
         fast.validate([("a", 1)])  # type: ignore[arg-type]
@@ -212,7 +221,7 @@ def test_equal_annotations_in_another_order_are_not_confused() -> None:
     second = make("def f_y(a: Literal['b', 'a'] = 'a', b: Union[None, int] = None) -> str:\n    '''Two.'''",
                   future=False)
     assert_same(first)
-    assert fast_function_schema(second, tool_name="t") is None or assert_same(second)
+    assert fast_function_schema(second, general=general_function_schema, tool_name="t") is None or assert_same(second)
     assert function_schema(second, tool_name="t").input_schema == general_function_schema(
         second, tool_name="t").input_schema
     assert json.dumps(function_schema(second, tool_name="t").input_schema) == json.dumps(
@@ -298,7 +307,7 @@ json_values = st.recursive(
 @given(source=signatures(), future=st.booleans(), data=st.data())
 def test_generated_signatures_agree(source: str, future: bool, data: st.DataObject) -> None:
     fn = make(source, future=future)
-    fast = fast_function_schema(fn, tool_name="t")
+    fast = fast_function_schema(fn, general=general_function_schema, tool_name="t")
     if fast is None:  # a default that does not fit its type: the general path owns that case
         return
     keys = [p.name for p in fast.params] + ["extra"]
@@ -312,4 +321,4 @@ def test_generated_signatures_mostly_take_the_fast_path() -> None:
     source = ("def f_gen(p0: str, p1: Optional[list[int]], p2: Literal['a', 'b'] = 'a',"
               " p3: Annotated[int, Field(ge=0, le=10)] = 3, p4: dict[str, bool] | None = None) -> str:\n"
               "    '''Generated.'''")
-    assert fast_function_schema(make(source), tool_name="t") is not None
+    assert fast_function_schema(make(source), general=general_function_schema, tool_name="t") is not None

@@ -29,8 +29,8 @@ from pydantic_core import core_schema as cs
 from toolrig._docstrings import DocInfo, parse_docstring
 from toolrig._fasthints import plain_parameters, plain_type_hints
 from toolrig._frozen import FrozenDict, FrozenList, freeze
+from toolrig._function_schema import FunctionSchema, ParamInfo, arguments_error, output_schema
 from toolrig._hints import is_injected
-from toolrig._schema import FunctionSchema, ParamInfo, _output_schema, arguments_error
 
 __all__ = ["FastFunctionSchema", "fast_function_schema"]
 
@@ -114,10 +114,30 @@ def _simple(ann: Any) -> Simple | None:
     return _generic(ann, origin)
 
 
+_UNSET: dict[type, dict[str, Any]] = {}
+
+
+def _plain_field_attributes(cls: type) -> dict[str, Any]:
+    """The public attributes of a fresh ``cls()`` (a pydantic FieldInfo), other than description and metadata."""
+    found = _UNSET.get(cls)
+    if found is None:
+        fresh = cls()
+        names = [n for n in getattr(cls, "__slots__", ()) if not n.startswith("_") and n not in ("description",
+                                                                                                  "metadata")]
+        found = _UNSET[cls] = {n: getattr(fresh, n) for n in names}
+    return found
+
+
 def _field_constraints(info: Any) -> dict[str, Any] | None:
-    """The constraints of a ``Field(...)`` that sets nothing but a description and constraints."""
-    attributes_set = getattr(info, "_attributes_set", None)
-    if not isinstance(attributes_set, dict) or set(attributes_set) - {"description"}:
+    """The constraints of a ``Field(...)`` that sets nothing but a description and numeric/length constraints.
+
+    Decided from public attributes only: every public attribute of the FieldInfo class (as listed in its
+    ``__slots__``, so attributes added by later pydantic versions are compared too) must equal that of a
+    fresh ``FieldInfo()``, and every metadata item must be an ``annotated_types`` constraint this module
+    knows. Anything else (a pattern, an alias, examples, ...) takes the general path.
+    """
+    unset = _plain_field_attributes(type(info))
+    if not unset or any(getattr(info, name, None) != value for name, value in unset.items()):
         return None
     import annotated_types as at
 
@@ -126,13 +146,10 @@ def _field_constraints(info: Any) -> dict[str, Any] | None:
     constraints: dict[str, Any] = {}
     for item in info.metadata:
         key = keys.get(type(item))
-        if key is not None:
-            value = getattr(item, key)
-        elif type(item).__name__ == "_PydanticGeneralMetadata" and list(vars(item)) == ["pattern"]:
-            key, value = "pattern", item.pattern
-        else:
+        if key is None:
             return None
-        if key in constraints or type(value) not in (int, float, str) or (
+        value = getattr(item, key)
+        if key in constraints or type(value) not in (int, float) or (
                 type(value) is float and not math.isfinite(value)):
             return None
         constraints[key] = value
@@ -277,7 +294,7 @@ def _property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
 
 def _output(annotation: Any) -> Any:
     kind = _kind(annotation) if get_origin(annotation) is not Annotated else None
-    return kind.json if kind is not None else _output_schema(annotation)
+    return kind.json if kind is not None else output_schema(annotation)
 
 
 # -- the schema ------------------------------------------------------------------------------------
@@ -291,7 +308,7 @@ class FastFunctionSchema(FunctionSchema):
 
     __slots__ = ("_general", "_origin", "_validator")
 
-    def __init__(self, *, validator: SchemaValidator, origin: tuple[Any, ...], **kwargs: Any) -> None:
+    def __init__(self, *, validator: SchemaValidator, origin: Callable[[], FunctionSchema], **kwargs: Any) -> None:
         super().__init__(model=None, **kwargs)
         self._validator = validator
         self._origin = origin
@@ -309,11 +326,7 @@ class FastFunctionSchema(FunctionSchema):
     def general(self) -> FunctionSchema:
         """The same schema built by the general (pydantic model) path."""
         if self._general is None:
-            from toolrig._schema import general_function_schema
-
-            fn, tool_name, skip_first, description, param_docs = self._origin
-            self._general = general_function_schema(fn, tool_name=tool_name, skip_first=skip_first,
-                                                    description=description, param_docs=param_docs)
+            self._general = self._origin()
         return self._general
 
 
@@ -366,12 +379,13 @@ class _Builder:
 
 
 def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool = False,
-                         description: str | None = None,
-                         param_docs: Mapping[str, str] | None = None) -> FastFunctionSchema | None:
+                         description: str | None = None, param_docs: Mapping[str, str] | None = None,
+                         general: Callable[..., FunctionSchema]) -> FastFunctionSchema | None:
     """The schema of ``fn`` when every parameter is simple, else None (take the general path).
 
-    Arguments as for :func:`toolrig._schema.function_schema`. Never raises for a bad
-    signature: the general path reports it.
+    Arguments as for :func:`toolrig._schema.function_schema`; ``general`` builds the same schema the
+    general way (for the rare inputs handed to it). Never raises for a bad signature: the general
+    path reports it.
     """
     hints = plain_type_hints(fn)
     parameters = None if hints is None else _parameters(fn)
@@ -392,4 +406,5 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
         description=description if description is not None else doc.description, doc=doc,
         input_schema=builder.input_schema(), output_schema=_output(hints.get("return", _EMPTY)),
         params=tuple(builder.params), validator=validator,
-        origin=(fn, tool_name, skip_first, description, param_docs))
+        origin=lambda: general(fn, tool_name=tool_name, skip_first=skip_first, description=description,
+                               param_docs=param_docs))

@@ -11,21 +11,24 @@ import dataclasses
 import inspect
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
-from pydantic_core import PydanticSerializationError, ValidationError, core_schema
+from pydantic_core import PydanticSerializationError
 
-from toolrig._context import CallContext
 from toolrig._docstrings import DocInfo, parse_docstring
+from toolrig._function_schema import (
+    FunctionSchema,
+    ParamInfo,
+    json_round_trips,
+    output_schema,
+    tool_json_schema,
+)
 from toolrig._hints import check_llm_friendly, is_injected, resolve_type_hints
-from toolrig.errors import ArgumentsError, DefinitionError
+from toolrig.errors import DefinitionError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ConfigDict
     from pydantic.fields import FieldInfo
-    from pydantic.json_schema import GenerateJsonSchema
 
 __all__ = [
     "FunctionSchema",
@@ -39,117 +42,10 @@ __all__ = [
 _ARGS_CONFIG: ConfigDict = {"extra": "forbid", "allow_inf_nan": False, "arbitrary_types_allowed": False}
 
 
-@cache
-def tool_json_schema() -> type[GenerateJsonSchema]:
-    """The :class:`ToolJsonSchema` generator class (pydantic's main package imported on first use)."""
-    from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-
-    class ToolJsonSchema(GenerateJsonSchema):
-        """JSON Schema generator that leaves out pydantic's auto-generated property titles."""
-
-        def field_title_should_be_set(self, schema: Any) -> bool:
-            return False
-
-        def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
-            out = super().model_schema(schema)
-            return out
-
-    ToolJsonSchema.__qualname__ = "ToolJsonSchema"
-    return ToolJsonSchema
-
-
 def __getattr__(name: str) -> Any:
     if name == "ToolJsonSchema":  # served lazily: defining it imports pydantic's main package
         return tool_json_schema()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class ParamInfo:
-    """One parameter of a tool function."""
-
-    name: str
-    wire_name: str
-    annotation: Any
-    default: Any
-    kind: inspect._ParameterKind
-    injected: bool = False
-
-
-class FunctionSchema:
-    """The model-facing schema of a function and the validator for its arguments."""
-
-    __slots__ = ("_model", "description", "doc", "input_schema", "output_schema", "params")
-
-    def __init__(self, *, description: str, doc: DocInfo, input_schema: dict[str, Any],
-                 output_schema: dict[str, Any] | None, params: tuple[ParamInfo, ...],
-                 model: type[BaseModel] | None) -> None:
-        self.description = description
-        self.doc = doc
-        self.input_schema = input_schema
-        self.output_schema = output_schema
-        self.params = params
-        self._model = model
-
-    @property
-    def injected(self) -> tuple[ParamInfo, ...]:
-        """Parameters filled from the call context."""
-        return tuple(p for p in self.params if p.injected)
-
-    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate and coerce (pydantic lax mode) model-given arguments.
-
-        Returns:
-            values by Python parameter name (injected parameters not included).
-
-        Raises:
-            ArgumentsError: with one entry per problem.
-        """
-        assert self._model is not None, "a FunctionSchema without a model overrides validate()"
-        try:
-            instance = self._model.__pydantic_validator__.validate_python(arguments)
-        except ValidationError as exc:
-            raise arguments_error(exc) from None
-        data = instance.__dict__  # fields p0, p1, ... in the order of the non-injected parameters
-        return {p.name: data[f"p{i}"] for i, p in enumerate(q for q in self.params if not q.injected)}
-
-    def bind(self, values: Mapping[str, Any], ctx: CallContext) -> tuple[list[Any], dict[str, Any]]:
-        """Positional and keyword arguments for the function, injected ones resolved from ``ctx``."""
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for p in self.params:
-            if p.injected:
-                value = ctx.resolve(p.name, p.annotation, p.default)
-            elif p.name in values:
-                value = values[p.name]
-            else:
-                continue
-            if p.kind is inspect.Parameter.POSITIONAL_ONLY:
-                args.append(value)
-            else:
-                kwargs[p.name] = value
-        return args, kwargs
-
-
-def arguments_error(exc: ValidationError) -> ArgumentsError:
-    """Translate a pydantic ValidationError into an :class:`ArgumentsError` (field and reason)."""
-    errors = []
-    lines = []
-    for err in exc.errors(include_url=False, include_context=False, include_input=False):
-        loc = ".".join(str(x) for x in err["loc"]) or "(arguments)"
-        kind = err["type"]
-        msg = "unknown field; remove it" if kind == "extra_forbidden" else err["msg"]
-        errors.append({"loc": list(err["loc"]), "msg": msg, "type": kind})
-        lines.append(f"{loc}: {msg}")
-    return ArgumentsError("; ".join(lines), errors)
-
-
-def json_round_trips(schema: Mapping[str, Any]) -> bool:
-    """True when ``schema`` survives ``json.dumps`` / ``json.loads`` unchanged."""
-    try:
-        return bool(json.loads(json.dumps(schema, allow_nan=False)) == schema)
-    except (TypeError, ValueError):
-        return False
 
 
 def _has_description(annotation: Any) -> bool:
@@ -202,7 +98,7 @@ def function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: bool 
     from toolrig._fastschema import fast_function_schema
 
     fast = fast_function_schema(fn, tool_name=tool_name, skip_first=skip_first, description=description,
-                                param_docs=param_docs)
+                                param_docs=param_docs, general=general_function_schema)
     if fast is not None:
         return fast
     return general_function_schema(fn, tool_name=tool_name, skip_first=skip_first, description=description,
@@ -254,10 +150,10 @@ def general_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_firs
     params = _wire_names(tool_name, model, params)
     _check_defaults(tool_name, model, params)
     input_schema = _model_schema(tool_name, model)
-    output_schema = _output_schema(hints.get("return", inspect.Parameter.empty))
+    returns = output_schema(hints.get("return", inspect.Parameter.empty))
     desc = description if description is not None else doc.description
     return FunctionSchema(description=desc, doc=doc, input_schema=input_schema,
-                          output_schema=output_schema, params=tuple(params), model=model)
+                          output_schema=returns, params=tuple(params), model=model)
 
 
 def _wire_names(tool_name: str, model: type[BaseModel], params: list[ParamInfo]) -> list[ParamInfo]:
@@ -355,33 +251,3 @@ def _model_schema(tool_name: str, model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-_NO_OUTPUT = {inspect.Parameter.empty, None, type(None), Any}
-
-
-def _output_schema(annotation: Any) -> dict[str, Any] | None:
-    if annotation in _NO_OUTPUT:
-        return None
-    try:
-        return _output_schema_cached(annotation)
-    except TypeError:  # unhashable annotation
-        return _compute_output_schema(annotation)
-
-
-@lru_cache(maxsize=1024)
-def _output_schema_cached(annotation: Any) -> dict[str, Any] | None:
-    return _compute_output_schema(annotation)
-
-
-def _compute_output_schema(annotation: Any) -> dict[str, Any] | None:
-    from toolrig._results import ToolResult
-
-    if annotation is ToolResult or annotation in (bytes, bytearray):
-        return None
-    from pydantic import PydanticUserError, TypeAdapter
-
-    try:
-        schema = TypeAdapter(annotation).json_schema(mode="serialization", schema_generator=tool_json_schema())
-    except (PydanticUserError, TypeError, ValueError, PydanticSerializationError):
-        return None
-    schema.pop("title", None)
-    return schema if json_round_trips(schema) else None

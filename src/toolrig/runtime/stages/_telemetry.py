@@ -32,9 +32,6 @@ __all__ = ["TelemetryStage", "outcome_kind"]
 log = logging.getLogger("toolrig.runtime._metrics")
 
 _ATTR_LIMIT = 8192
-_RECHECK_EVERY = 256
-"""While no tracer provider is configured, calls between two full checks when nothing visible changed."""
-_NO_SLOT = object()
 
 
 def outcome_kind(outcome: ToolOutcome) -> str:
@@ -94,29 +91,19 @@ class TelemetryStage:
         self.capture_results = capture_results
         self.redactor = redactor
         self._on = self.metrics is not None or self._trace is not None
-        self._slot: Any = _NO_SLOT  # the global provider slot at the last full check (none yet)
-        self._unchecked = _RECHECK_EVERY
         self._warned = False
 
     def _current_tracer(self) -> Any:
         """The tracer to use for this call, or None while no SDK tracer provider is configured.
 
-        Asking OpenTelemetry for the global provider costs a lookup in ``os.environ`` per call, so
-        while none is configured the answer is kept and asked again only when the API's global
-        provider slot changes identity (``set_tracer_provider``) or after :data:`_RECHECK_EVERY`
-        calls (a provider named by ``OTEL_PYTHON_TRACER_PROVIDER`` set later, or an API version
-        without that slot).
+        Asks OpenTelemetry's public ``get_tracer_provider()`` on each call (well under a microsecond), so
+        a provider set at any time is used from the very next call; once one is found its tracer is kept.
         """
         if self._tracer is not None:
             return self._tracer
         trace = self._trace
         if trace is None:
             return None
-        slot = getattr(trace, "_TRACER_PROVIDER", _NO_SLOT)
-        if slot is self._slot and self._unchecked < _RECHECK_EVERY:
-            self._unchecked += 1
-            return None
-        self._slot, self._unchecked = slot, 0
         try:
             provider = trace.get_tracer_provider()
         except Exception:  # e.g. OTEL_PYTHON_TRACER_PROVIDER names no installed provider (StopIteration)
