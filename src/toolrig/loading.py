@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from toolrig._define import BaseTool, FunctionTool, Tool, as_tool
 from toolrig.errors import DefinitionError, LoadError
-from toolrig.toolsets._base import Toolset
+from toolrig.toolsets._toolset import Toolset
 
 __all__ = [
     "LoadError",

@@ -10,6 +10,7 @@ The pipeline stage is :class:`toolrig.runtime.stages._audit.AuditStage`.
 
 from __future__ import annotations
 
+from toolrig.audit._log import AuditLog
 from toolrig.audit._record import COMPLETED, STARTED, AuditRecord
 from toolrig.audit._sinks import (
     AUDIT_ENV,
@@ -19,7 +20,7 @@ from toolrig.audit._sinks import (
     default_audit_path,
     open_sink,
 )
-from toolrig.audit._sqlite import AuditLog, Since, SqliteSink
+from toolrig.audit._sqlite import Since, SqliteSink
 from toolrig.audit._writer import AuditWriter
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The SQLite audit log: :class:`SqliteSink` writes rows, :class:`AuditLog` queries them.
+"""The SQLite audit log: :class:`SqliteSink` writes rows; :func:`query_records` reads them back.
 
 The database runs in WAL mode with ``synchronous=NORMAL``: a committed row survives the death of
 the process that wrote it (SIGKILL included), and readers never block the writer.
@@ -18,7 +18,7 @@ from typing import Any
 from toolrig.audit._record import AuditRecord
 from toolrig.errors import ConfigError
 
-__all__ = ["AuditLog", "Since", "SqliteSink"]
+__all__ = ["Since", "SqliteSink", "connect", "query_records"]
 
 Since = float | datetime | timedelta
 """A lower bound on the call time: epoch seconds, a datetime, or a timedelta back from now."""
@@ -108,7 +108,7 @@ def query_records(conn: sqlite3.Connection, *, tool: str | None = None, user: st
     return [_record(r) for r in conn.execute(sql, params)]
 
 
-def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+def connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None, timeout=10.0)
     conn.execute("PRAGMA busy_timeout = 10000")
     return conn
@@ -132,7 +132,7 @@ class SqliteSink:
         if self._conn is None:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = _connect(self.path)
+            conn = connect(self.path)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)
@@ -181,50 +181,3 @@ class SqliteSink:
 
     def __repr__(self) -> str:
         return f"SqliteSink({self.path!r})"
-
-
-class AuditLog:
-    """Read access to an audit database written by :class:`SqliteSink` (any process may read it).
-
-    Args:
-        path: the database file (default: the file a default runtime writes to, ``TOOLRIG_AUDIT`` included).
-    """
-
-    def __init__(self, path: str | Path | None = None) -> None:
-        if path is None:
-            from toolrig.audit._sinks import configured_audit_path, default_audit_path
-
-            path = configured_audit_path() or default_audit_path()
-        self.path = Path(path).expanduser()
-
-    def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
-              since: Since | None = None, limit: int | None = 100, agent: str | None = None,
-              session: str | None = None, call_id: str | None = None,
-              status: str | None = None) -> list[AuditRecord]:
-        """Rows matching every given filter, newest first.
-
-        Args:
-            tool: tool name.
-            user: the call context's user.
-            kind: ``"ok"`` or an error kind such as ``"timeout"``.
-            since: only calls at or after this time (epoch seconds, datetime, or timedelta back from now).
-            limit: at most this many rows (None: all).
-            agent: the call context's agent.
-            session: the call context's session.
-            call_id: the tool call id.
-            status: ``"started"`` or ``"completed"``.
-
-        Raises:
-            FileNotFoundError: there is no audit database at ``path``.
-        """
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no audit log at {self.path}")
-        conn = _connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return query_records(conn, tool=tool, user=user, kind=kind, since=since, limit=limit, agent=agent,
-                                 session=session, call_id=call_id, status=status)
-        finally:
-            conn.close()
-
-    def __repr__(self) -> str:
-        return f"AuditLog({str(self.path)!r})"

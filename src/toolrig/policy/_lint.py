@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from toolrig.policy._groups import tool_names
 from toolrig.policy._layers import Layer
 from toolrig.policy._rules import GroupResolver, Rule
-
-if TYPE_CHECKING:
-    from toolrig.policy._policy import Policy
 
 __all__ = ["LintFinding", "lint_policy"]
 
@@ -51,7 +48,15 @@ class _Entry:
     names: frozenset[str] | None  # tools the name part matches (None: no toolset to check against)
 
 
-def lint_policy(policy: Policy, tools: Any) -> list[LintFinding]:
+class Linted(Protocol):
+    """What linting reads of a policy (a :class:`~toolrig.Policy` has it)."""
+
+    @property
+    def layers(self) -> tuple[Layer, ...]: ...
+    def group_resolver(self, toolset: Any = None) -> GroupResolver: ...
+
+
+def lint_policy(policy: Linted, tools: Any) -> list[LintFinding]:
     """Every finding for ``policy``; ``tools`` (a Registry / Toolset) enables the "unknown tool" checks."""
     groups = policy.group_resolver(tools)
     known = tool_names(tools) if tools is not None else None

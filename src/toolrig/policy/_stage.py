@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
+from toolrig._context import CallContext
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._spec import ToolSpec
+from toolrig.policy._explain import Explanation
 from toolrig.runtime import CallNext, Invocation, fold_decisions
 from toolrig.runtime.stages._hooks import decision_meta
 
-if TYPE_CHECKING:
-    from toolrig.policy._policy import Policy
+__all__ = ["Evaluates", "PolicyStage"]
 
-__all__ = ["PolicyStage"]
+
+class Evaluates(Protocol):
+    """What the stage needs of a policy (a :class:`~toolrig.Policy` has it)."""
+
+    def evaluate(self, name: str, arguments: Mapping[str, Any] | None, context: CallContext | None = None, *,
+                 spec: ToolSpec | None = None, toolset: Any = None) -> Explanation: ...
 
 
 class PolicyStage:
@@ -23,7 +31,7 @@ class PolicyStage:
 
     name = "policy"
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Evaluates) -> None:
         self.policy = policy
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:

@@ -37,7 +37,7 @@ from toolrig._spec import Permission, ToolStatus
 from toolrig._versions import SelectorError, best, parse_selector, rank, split_key
 from toolrig.errors import RegistryError, ToolNotFoundError, VersionConflictError
 from toolrig.registry._groups import ToolGroups, ToolsetDefinition
-from toolrig.toolsets._base import Toolset
+from toolrig.toolsets._toolset import Toolset
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 import watchfiles
@@ -28,12 +28,17 @@ from toolrig._define import BaseTool
 from toolrig.loading import LoadError, forget_file, load_file, python_files, source_for
 from toolrig.toolsets._aliases import share_state
 
-if TYPE_CHECKING:
-    from toolrig.registry._registry import Registry
+
+class Registry(Protocol):
+    """What hot reload needs of a registry (a :class:`toolrig.Registry` has it)."""
+
+    def from_source(self, source: str) -> list[BaseTool]: ...
+    def register(self, tool: Any, /, *, replace: bool = ..., source: str | None = ...) -> Any: ...
+    def unregister(self, name_or_key: str | BaseTool) -> list[BaseTool]: ...
 
 __all__ = ["ReloadResult", "Watcher", "awatch", "reload_file", "watch"]
 
-log = logging.getLogger("toolrig.registry._reload")
+log = logging.getLogger("toolrig.reload")
 
 OnReload = Callable[["ReloadResult"], object]
 _TICK_MS = 100  # how often the watch thread wakes to check for stop (and signals readiness)

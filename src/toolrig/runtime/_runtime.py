@@ -26,7 +26,7 @@ from toolrig.runtime._portal import LoopThread
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime._terminal import invoke_tool, really_cancelled
 from toolrig.runtime.executors._base import Executors
-from toolrig.toolsets._base import Toolset
+from toolrig.toolsets._toolset import Toolset
 
 __all__ = ["Runtime", "as_toolset"]
 

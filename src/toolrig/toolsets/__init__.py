@@ -8,13 +8,16 @@
 from __future__ import annotations
 
 from toolrig.toolsets._aliases import alias
-from toolrig.toolsets._base import ToolPredicate, Toolset
 from toolrig.toolsets._combined import CombinedToolset, OnConflict
-from toolrig.toolsets._filtered import FilteredToolset
 from toolrig.toolsets._function import FunctionToolset
-from toolrig.toolsets._prefixed import PrefixedToolset
-from toolrig.toolsets._renamed import RenamedToolset
-from toolrig.toolsets._wrapper import WrapperToolset
+from toolrig.toolsets._toolset import (
+    FilteredToolset,
+    PrefixedToolset,
+    RenamedToolset,
+    ToolPredicate,
+    Toolset,
+    WrapperToolset,
+)
 
 __all__ = [
     "CombinedToolset",

@@ -9,8 +9,8 @@ from typing import Any, Literal, Self, get_args
 
 from toolrig._define import BaseTool
 from toolrig.errors import DefinitionError, ToolsetConflictError
-from toolrig.toolsets._base import Toolset
 from toolrig.toolsets._function import FunctionToolset
+from toolrig.toolsets._toolset import Toolset
 
 __all__ = ["CombinedToolset", "OnConflict"]
 

@@ -10,7 +10,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 from toolrig._define import BaseTool, FunctionTool, as_tool
 from toolrig._define import tool as make_tool
 from toolrig.errors import DefinitionError
-from toolrig.toolsets._base import Toolset
+from toolrig.toolsets._toolset import Toolset
 
 __all__ = ["FunctionToolset"]
 

@@ -7,10 +7,11 @@ Each runtime has its own :class:`Executors`, so one runtime's stuck threads neve
 
 from __future__ import annotations
 
-from toolrig.runtime.executors._base import Executor, Executors, RemoteResult
+from toolrig.runtime.executors._base import Executor, Executors
 from toolrig.runtime.executors._inline import InlineExecutor
 from toolrig.runtime.executors._process import ProcessExecutor
 from toolrig.runtime.executors._process_pool import ProcessPool, ProcessRun
+from toolrig.runtime.executors._remote import RemoteResult
 from toolrig.runtime.executors._thread import ThreadExecutor
 from toolrig.runtime.executors._thread_hop import ThreadHop
 

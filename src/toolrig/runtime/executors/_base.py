@@ -5,8 +5,8 @@ hands it the validated values and the per-attempt timeout, and converts what com
 outcome — in one place, whatever the executor. An executor:
 
 * returns the body's raw return value (executors that run the body in this process), or a
-  :class:`RemoteResult` holding the :class:`~toolrig.ToolResult` a worker already converted (a
-  worker in another process or a sandbox sends data, never objects);
+  :class:`~toolrig.runtime.executors.RemoteResult` holding the :class:`~toolrig.ToolResult` a worker
+  already converted (a worker in another process or a sandbox sends data, never objects);
 * raises what the body raised (or a toolrig error standing for it);
 * raises :class:`~toolrig.errors.CallTimeoutError` when the timeout passes, after stopping the
   body as far as it can (its ``aftermath`` says how far);
@@ -16,18 +16,16 @@ outcome — in one place, whatever the executor. An executor:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import anyio.to_thread
 
 from toolrig._context import CallContext
 from toolrig._define import BaseTool
-from toolrig._results import ToolResult
 from toolrig._spec import Isolation
 from toolrig.errors import ExecutorUnavailable
 
-__all__ = ["Executor", "Executors", "RemoteResult"]
+__all__ = ["Executor", "Executors"]
 
 T = TypeVar("T")
 
@@ -40,7 +38,7 @@ class Executor(Protocol):
 
     async def execute(self, tool: BaseTool, values: Mapping[str, Any], context: CallContext, *,
                       timeout: float | None, meta: dict[str, Any]) -> Any:
-        """Run ``tool`` on ``values``; return its raw value (or a :class:`RemoteResult`).
+        """Run ``tool`` on ``values``; return its raw value (or a :class:`~toolrig.runtime.executors.RemoteResult`).
 
         ``meta`` is this call's: facts put there (a worker's PID, ...) end up in ``outcome.meta``,
         whatever the outcome.
@@ -54,13 +52,6 @@ class Executor(Protocol):
     async def aclose(self) -> None:
         """Release threads, processes and whatever else the executor holds."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteResult:
-    """A result converted by the tool's own ``to_result`` in a worker, sent back as data."""
-
-    result: ToolResult
 
 
 class Executors:

@@ -8,8 +8,8 @@ from typing import Any
 from toolrig._context import CallContext
 from toolrig._define import BaseTool
 from toolrig.errors import CallTimeoutError
-from toolrig.runtime.executors._base import RemoteResult
 from toolrig.runtime.executors._process_pool import ProcessPool
+from toolrig.runtime.executors._remote import RemoteResult
 
 __all__ = ["ProcessExecutor"]
 
