@@ -45,16 +45,19 @@ class PathGuard:
         allow_hardlinks: read or write regular files with more than one hard link (default: refuse).
         cross_mounts: allow paths into other file systems mounted below the root.
         use_openat2: force (True) or forbid (False) the ``openat2`` fast path; None detects it.
+        durable: fsync each atomically written file before it replaces the old one.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, protected: Iterable[ProtectedRule] = DEFAULT_PROTECTED,
                  max_file_bytes: int = 10 * 1024 * 1024, follow_symlinks: bool = True,
-                 allow_hardlinks: bool = False, cross_mounts: bool = False, use_openat2: bool | None = None) -> None:
+                 allow_hardlinks: bool = False, cross_mounts: bool = False, use_openat2: bool | None = None,
+                 durable: bool = True) -> None:
         self.root = Path(root).absolute()
         self.protected = tuple(protected)
         self.max_file_bytes = max_file_bytes
         self.allow_hardlinks = allow_hardlinks
         self.cross_mounts = cross_mounts
+        self.durable = durable
         fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         self._root_fd = fd
         self._finalizer = weakref.finalize(self, os.close, fd)
@@ -114,7 +117,14 @@ class PathGuard:
 
         Judged on the resolved path, so a symlink to ``.git/hooks`` is protected like the real name.
         """
-        with self._walker.resolve(path, follow_leaf=True) as target:
+        def stop(components: Iterable[str]) -> None:
+            raise _Prospective(tuple(components))
+
+        try:
+            target = self._walker.resolve(path, follow_leaf=True, create_parents=True, before_create=stop)
+        except _Prospective as missing:  # parents do not exist yet: judge the path they would make
+            return find_protection(self.protected, missing.components, write=write)
+        with target:
             return find_protection(self.protected, target.components, write=write)
 
     # -- reading ----------------------------------------------------------------------------------
@@ -132,6 +142,8 @@ class PathGuard:
             raise PathDenied("symlink", path, f"{path!r} is a symbolic link")
         if not stat.S_ISREG(before.st_mode):
             raise PathDenied("special_file", path, f"{path!r} is a device, FIFO or socket; only regular files are read")
+        if before.st_nlink > 1 and not self.allow_hardlinks:
+            raise PathDenied("hardlink", path, f"{path!r} has {before.st_nlink} hard links; one may be outside the root")
         try:
             fd = os.open(target.leaf, _READ_LEAF, dir_fd=target.dir_fd)
         except OSError as exc:
@@ -182,7 +194,7 @@ class PathGuard:
                           allow_protected=allow_protected) as target:
             self._need_leaf(target)
             with atomic_write(target, limit=self.max_file_bytes, overwrite=overwrite,
-                              allow_hardlinks=self.allow_hardlinks) as writer:
+                              allow_hardlinks=self.allow_hardlinks, durable=self.durable) as writer:
                 yield writer
 
     def write_bytes(self, path: str, data: bytes, *, create_parents: bool = False, overwrite: bool = True,
@@ -368,6 +380,14 @@ class PathGuard:
     def _need_leaf(target: Target) -> None:
         if target.leaf is None:
             raise PathError("is_a_directory", target.relative, "the operation needs a file name, not the root")
+
+
+class _Prospective(Exception):
+    """Internal: resolution stopped where a directory would have to be created."""
+
+    def __init__(self, components: tuple[str, ...]) -> None:
+        super().__init__()
+        self.components = components
 
 
 def _exists(target: Target) -> bool:

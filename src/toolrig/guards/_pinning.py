@@ -90,18 +90,18 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
                 continue
-            await self._verify_peer(stream, address, host)
+            await self._verify_peer(stream, address, host, port)
             return stream
         assert last is not None
         raise last
 
-    async def _verify_peer(self, stream: httpcore.AsyncNetworkStream, address: str, host: str) -> None:
+    async def _verify_peer(self, stream: httpcore.AsyncNetworkStream, address: str, host: str, port: int) -> None:
         peer = stream.get_extra_info("server_addr")
         try:
             ip = ipaddress.ip_address(peer[0] if isinstance(peer, tuple) else str(peer))
         except (ValueError, IndexError, TypeError):
             ip = None
-        if ip is None or ip != ipaddress.ip_address(address) or self._rules.category(ip) is not None:
+        if ip is None or ip != ipaddress.ip_address(address) or self._rules.category(ip, port) is not None:
             await stream.aclose()
             raise httpcore.ConnectError(f"the connection for {host} reached {peer!r}, not the checked {address}")
 

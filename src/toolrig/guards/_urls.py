@@ -69,6 +69,8 @@ class URLRules:
         allow_single_label: permit names without a dot (``intranet``); they resolve through
             search domains and ``/etc/hosts``, so they are refused by default.
         blocked_suffixes: name suffixes refused before resolution.
+        allow_endpoints: exact ``(address, port)`` pairs permitted although the table blocks the
+            address (a local sidecar on ``127.0.0.1:8080``), without opening the rest of that address.
     """
 
     allowed_schemes: frozenset[str] = frozenset({"http", "https"})
@@ -77,24 +79,38 @@ class URLRules:
     allow_private: bool = False
     allow_single_label: bool = False
     blocked_suffixes: tuple[str, ...] = field(default=BLOCKED_NAME_SUFFIXES)
+    allow_endpoints: frozenset[tuple[str, int]] = frozenset()
 
     @classmethod
     def build(cls, *, allowed_ports: Iterable[int] | None = None, allow: Iterable[str] = (),
-              allow_private: bool = False, allowed_schemes: Iterable[str] | None = None) -> URLRules:
-        """Rules from plain values: ``allow=["127.0.0.1/32"]``, ``allowed_ports=[80, 443, 8080]``."""
-        return cls(allowed_schemes=frozenset(allowed_schemes or ("http", "https")),
-                   allowed_ports=frozenset(allowed_ports or (80, 443)),
+              allow_private: bool = False, allowed_schemes: Iterable[str] | None = None,
+              allow_endpoints: Iterable[str] = ()) -> URLRules:
+        """Rules from plain values: ``allow=["127.0.0.1/32"]``, ``allowed_ports=[80, 443, 8080]``,
+        ``allow_endpoints=["127.0.0.1:8080", "[::1]:9000"]`` (each endpoint's port is allowed too)."""
+        endpoints = frozenset(_endpoint(e) for e in allow_endpoints)
+        ports = frozenset(allowed_ports or (80, 443)) | {port for _, port in endpoints}
+        return cls(allowed_schemes=frozenset(allowed_schemes or ("http", "https")), allowed_ports=ports,
                    allow=tuple(ipaddress.ip_network(a, strict=False) for a in allow),
-                   allow_private=allow_private)
+                   allow_private=allow_private, allow_endpoints=endpoints)
 
-    def category(self, ip: IPAddress) -> str | None:
-        """The category blocking ``ip`` under these rules, or None when it may be connected to."""
+    def category(self, ip: IPAddress, port: int | None = None) -> str | None:
+        """The category blocking ``ip`` (connected on ``port``) under these rules, or None when allowed."""
+        if port is not None and (ip.compressed, port) in self.allow_endpoints:
+            return None
         category = blocked_category(ip, self.allow)
         if category is None:
             return None
         if self.allow_private and category.rsplit(":", 1)[-1] in PRIVATE_CATEGORIES:
             return None
         return category
+
+
+def _endpoint(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    ip = parse_ip_literal(host.strip("[]"))
+    if ip is None or not port.isdigit():
+        raise ValueError(f"an endpoint is 'address:port' with an IP address, not {text!r}")
+    return ip.compressed, int(port)
 
 
 DEFAULT_RULES = URLRules()
@@ -197,16 +213,17 @@ def _check_name(host: str, url: str, rules: URLRules) -> str:
     return name
 
 
-def _check_addresses(addresses: Iterable[str], host: str, url: str, rules: URLRules) -> tuple[str, ...]:
+def _check_addresses(addresses: Iterable[str], host: str, url: str, rules: URLRules, port: int, *,
+                     literal: bool = False) -> tuple[str, ...]:
     checked: dict[str, None] = {}
     for text in [addresses] if isinstance(addresses, str) else addresses:
         ip = parse_ip_literal(str(text))
         if ip is None:
             raise URLDenied("resolve_failed", url, f"the resolver returned {text!r} for {host!r}, not an address")
-        category = rules.category(ip)
+        category = rules.category(ip, port)
         if category is not None:
-            raise URLDenied("blocked_address", url, f"{host!r} resolves to {ip} ({category}), which is not "
-                            "allowed", category=category)
+            what = f"{host!r} is the address {ip}" if literal else f"{host!r} resolves to {ip}"
+            raise URLDenied("blocked_address", url, f"{what} ({category}), which is not allowed", category=category)
         checked.setdefault(ip.compressed, None)
     if not checked:
         raise URLDenied("no_address", url, f"{host!r} did not resolve to any address")
@@ -232,7 +249,8 @@ def check_url(url: str, *, resolver: Resolver = system_resolver, rules: URLRules
     """
     parsed, host, port, literal = _split(url, rules)
     if literal is not None:
-        return _finish(parsed, host, port, _check_addresses([literal.compressed], host, str(url), rules), True)
+        checked = _check_addresses([literal.compressed], host, str(url), rules, port, literal=True)
+        return _finish(parsed, host, port, checked, True)
     name = _check_name(host, str(url), rules)
     try:
         found = resolver(name)
@@ -242,7 +260,7 @@ def check_url(url: str, *, resolver: Resolver = system_resolver, rules: URLRules
         raise URLDenied("resolve_failed", str(url), f"cannot resolve {name!r}: {exc}") from exc
     if inspect.isawaitable(found):
         raise TypeError("check_url needs a synchronous resolver; use acheck_url for a coroutine resolver")
-    return _finish(parsed, host, port, _check_addresses(found, name, str(url), rules), False)
+    return _finish(parsed, host, port, _check_addresses(found, name, str(url), rules, port), False)
 
 
 async def acheck_url(url: str, *, resolver: Resolver | AsyncResolver | None = None,
@@ -251,7 +269,8 @@ async def acheck_url(url: str, *, resolver: Resolver | AsyncResolver | None = No
     and ``resolver`` may be a plain function or a coroutine function."""
     parsed, host, port, literal = _split(url, rules)
     if literal is not None:
-        return _finish(parsed, host, port, _check_addresses([literal.compressed], host, str(url), rules), True)
+        checked = _check_addresses([literal.compressed], host, str(url), rules, port, literal=True)
+        return _finish(parsed, host, port, checked, True)
     name = _check_name(host, str(url), rules)
     try:
         found = (resolver or _threaded_system_resolver)(name)
@@ -261,4 +280,4 @@ async def acheck_url(url: str, *, resolver: Resolver | AsyncResolver | None = No
         raise
     except Exception as exc:
         raise URLDenied("resolve_failed", str(url), f"cannot resolve {name!r}: {exc}") from exc
-    return _finish(parsed, host, port, _check_addresses(found, name, str(url), rules), False)
+    return _finish(parsed, host, port, _check_addresses(found, name, str(url), rules, port), False)

@@ -61,10 +61,11 @@ class AtomicWriter:
         self.written += size
         return size
 
-    def _commit(self, mode: int) -> None:
+    def _commit(self, mode: int, durable: bool) -> None:
         self._file.flush()
         os.fchmod(self._file.fileno(), mode)
-        os.fsync(self._file.fileno())
+        if durable:
+            os.fsync(self._file.fileno())
         self._file.close()
 
     def _discard(self) -> None:
@@ -72,7 +73,8 @@ class AtomicWriter:
 
 
 @contextlib.contextmanager
-def atomic_write(target: Target, *, limit: int, overwrite: bool, allow_hardlinks: bool) -> Iterator[AtomicWriter]:
+def atomic_write(target: Target, *, limit: int, overwrite: bool, allow_hardlinks: bool,
+                 durable: bool = True) -> Iterator[AtomicWriter]:
     """Yield a writer; on a clean exit its content replaces the leaf atomically, else nothing changes."""
     assert target.leaf is not None
     path, leaf, dir_fd = target.relative, target.leaf, target.dir_fd
@@ -88,7 +90,7 @@ def atomic_write(target: Target, *, limit: int, overwrite: bool, allow_hardlinks
     writer = AtomicWriter(fd, limit, path)
     try:
         yield writer
-        writer._commit(mode)
+        writer._commit(mode, durable)
         if overwrite:
             os.rename(temp, leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         else:  # link() never replaces an existing name: no check/use race
