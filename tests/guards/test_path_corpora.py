@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PathCanary, backends, expand, load_json, load_lines
+from guard_helpers import PathCanary, backends, expand, load_json, load_lines
 
 from toolrig.guards import PathError, PathGuard, PathProtected
 
@@ -114,7 +114,7 @@ def test_agent_cases_are_refused_with_a_reason(security: Path, path_canary: Path
             with pytest.raises(PathError) as info:
                 guard.read_text(path)
             assert info.value.reason == reason, path
-        with pytest.raises(PathError, match="too_long|too_deep"):
+        with pytest.raises(PathError, match=r"too_long|too_deep"):
             guard.read_text(expand(AGENT["entries"][24]["path"]))
         for literal in ("$HOME/.ssh/id_rsa", "%252e%252e%252fsecret.txt", "....//....//secret.txt", "CON",
                         "file.txt::$DATA", "secret.txt ", "..%00/secret.txt", "~"):

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import PathCanary, backends
+from guard_helpers import PathCanary, backends
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -63,6 +63,7 @@ IPV6_TABLE: tuple[tuple[str, str], ...] = (
     ("2001:2::/48", "benchmarking"),
     ("2001:10::/28", "orchid"),
     ("2001:20::/28", "orchid"),
+    ("2001::/23", "ietf-protocol"),  # Teredo 2001::/32 inside it is judged by its embedded addresses
     ("5f00::/16", "srv6"),
     ("fd00:ec2::254/128", "metadata"),  # AWS IMDS over IPv6
     ("fc00::/7", "unique-local"),
@@ -119,8 +120,9 @@ def blocked_category(ip: IPAddress, allow: Iterable[ipaddress.IPv4Network | ipad
         return _v4_category(ip)
     if ip.scope_id:
         return "scoped"
+    teredo = ip in _TEREDO
     for net, category in _V6:
-        if ip in net:
+        if ip in net and not (teredo and category == "ietf-protocol"):
             return category
     embedded = _embedded_v4(ip)
     for kind, inner in embedded:

@@ -108,6 +108,15 @@ async def _read_body(response: httpx.Response, limit: int) -> tuple[bytes, bool]
     return b"".join(body.parts), body.truncated
 
 
+def _next_url(response: httpx.Response, location: str) -> tuple[str, bool]:
+    """The redirect target (checked later like any URL) and whether it stays on the same host."""
+    try:
+        target = response.url.join(location)
+    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+        raise URLDenied("syntax", location, f"the redirect target is not a valid URL: {exc}") from exc
+    return str(target), target.host == response.url.host
+
+
 def _peer(response: httpx.Response) -> str | None:
     stream = response.extensions.get("network_stream")
     peer = stream.get_extra_info("server_addr") if stream is not None else None
@@ -173,6 +182,12 @@ class SafeHTTPClient:
             raise FetchError("timeout", str(url), f"timed out: {exc}") from exc
         except httpx.ConnectError as exc:
             raise FetchError("connect", str(url), f"cannot connect: {exc}") from exc
+        except httpx.InvalidURL as exc:  # httpx builds the next request of a redirect even when not following
+            raise URLDenied("syntax", str(url), f"the redirect target is not a valid URL: {exc}") from exc
+        except httpx.RemoteProtocolError as exc:
+            if "location header" in str(exc).lower():  # httpx itself refused to parse a redirect target
+                raise URLDenied("syntax", str(url), f"the redirect target is not a valid URL: {exc}") from exc
+            raise FetchError("protocol", str(url), f"{type(exc).__name__}: {exc}") from exc
         except (httpx.HTTPError, httpx.StreamError) as exc:
             raise FetchError("protocol", str(url), f"{type(exc).__name__}: {exc}") from exc
 
@@ -187,15 +202,16 @@ class SafeHTTPClient:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
                     visited.append(checked.url)
-                    current = str(response.url.join(location))
+                    current, same_host = _next_url(response, location)
                     method, content = self._redirect_method(response.status_code, method, content)
-                    if httpx.URL(current).host != response.url.host:
+                    if not same_host:
                         headers = {k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS}
                     continue
+                address = _peer(response)  # before the body: the server may close the connection after it
                 body, truncated = await _read_body(response, self.max_bytes)
                 return FetchResult(url=str(response.url), status=response.status_code,
                                    headers={k: ", ".join(response.headers.get_list(k)) for k in response.headers},
-                                   content=body, truncated=truncated, address=_peer(response),
+                                   content=body, truncated=truncated, address=address,
                                    redirects=tuple(visited))
             finally:
                 await response.aclose()

@@ -143,7 +143,8 @@ class PathGuard:
         if not stat.S_ISREG(before.st_mode):
             raise PathDenied("special_file", path, f"{path!r} is a device, FIFO or socket; only regular files are read")
         if before.st_nlink > 1 and not self.allow_hardlinks:
-            raise PathDenied("hardlink", path, f"{path!r} has {before.st_nlink} hard links; one may be outside the root")
+            raise PathDenied("hardlink", path, f"{path!r} has {before.st_nlink} hard links; one may be outside "
+                             "the root")
         try:
             fd = os.open(target.leaf, _READ_LEAF, dir_fd=target.dir_fd)
         except OSError as exc:

@@ -168,8 +168,11 @@ def _precheck(url: object) -> str:
 def _parse(url: str, rules: URLRules) -> tuple[httpx.URL, str, int]:
     try:
         parsed = httpx.URL(url)
+        again = httpx.URL(str(parsed))  # what is sent must parse back to the same thing
     except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
         raise URLDenied("syntax", url, f"not a valid URL: {exc}") from exc
+    if (again.raw_host, again.port, again.scheme) != (parsed.raw_host, parsed.port, parsed.scheme):
+        raise URLDenied("syntax", url, "the URL does not keep its host when normalised")
     if parsed.scheme not in rules.allowed_schemes:
         allowed = ", ".join(sorted(rules.allowed_schemes))
         raise URLDenied("scheme", url, f"scheme {parsed.scheme or '(none)'!r} is not allowed (only {allowed})")
