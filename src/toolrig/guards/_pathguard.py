@@ -158,23 +158,36 @@ class PathGuard:
             raise PathDenied("hardlink", path, f"{path!r} has {st.st_nlink} hard links; one may be outside the root")
         return fd, st
 
-    def open_read(self, path: str, *, allow_protected: bool = False) -> BinaryIO:
-        """A binary file object for reading a regular file (the caller closes it)."""
+    def _read_fd(self, path: str, allow_protected: bool) -> tuple[int, os.stat_result]:
         with self._target(path, follow_leaf=True, allow_protected=allow_protected) as target:
             fd, st = self._open_leaf(target)
         if st.st_size > self.max_file_bytes:
             os.close(fd)
             raise PathError("too_large", path, f"{path!r} has {st.st_size} bytes, over {self.max_file_bytes}")
         os.set_blocking(fd, True)
+        return fd, st
+
+    def open_read(self, path: str, *, allow_protected: bool = False) -> BinaryIO:
+        """A binary file object for reading a regular file (the caller closes it)."""
+        fd, _ = self._read_fd(path, allow_protected)
         return cast(BinaryIO, os.fdopen(fd, "rb"))
 
     def read_bytes(self, path: str, *, allow_protected: bool = False) -> bytes:
         """The content of a regular file, at most ``max_file_bytes``."""
-        with self.open_read(path, allow_protected=allow_protected) as f:
-            data = f.read(self.max_file_bytes + 1)
-        if len(data) > self.max_file_bytes:
-            raise PathError("too_large", path, f"{path!r} is larger than {self.max_file_bytes} bytes")
-        return data
+        fd, st = self._read_fd(path, allow_protected)
+        try:
+            chunks, size = [], 0
+            while True:
+                chunk = os.read(fd, min(max(st.st_size - size, 0) + 1, 1 << 20, self.max_file_bytes + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > self.max_file_bytes:
+                    raise PathError("too_large", path, f"{path!r} is larger than {self.max_file_bytes} bytes")
+        finally:
+            os.close(fd)
+        return b"".join(chunks)
 
     def read_text(self, path: str, *, encoding: str = "utf-8", errors: str = "strict",
                   allow_protected: bool = False) -> str:

@@ -6,6 +6,7 @@ path, case-insensitively, dotfiles included) and says whether it guards writes, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -24,12 +25,22 @@ class ProtectedRule:
     write: bool = True
     read: bool = False
     _compiled: PathPattern = field(init=False, repr=False, compare=False)
+    _needle: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_compiled", PathPattern(self.pattern, dotfiles=True, casefold=True))
+        prefixes = [re.split(r"[*?\[]", part, maxsplit=1)[0].lower() for part in self.pattern.split("/")
+                    if part not in ("", ".", "**")]
+        object.__setattr__(self, "_needle", max(prefixes, key=len, default=""))
 
     def matches(self, components: Sequence[str]) -> bool:
         """Does the rule cover this resolved path?"""
+        return self._matches(components, [c.lower() for c in components])
+
+    def _matches(self, components: Sequence[str], lowered: Sequence[str]) -> bool:
+        # quick filter: some component must start with the pattern's longest literal prefix
+        if self._needle and not any(c.startswith(self._needle) for c in lowered):
+            return False
         return self._compiled.matches(components)
 
 
@@ -57,7 +68,8 @@ DEFAULT_PROTECTED: tuple[ProtectedRule, ...] = (
 
 def find_protection(rules: Iterable[ProtectedRule], components: Sequence[str], *, write: bool) -> ProtectedRule | None:
     """The first rule protecting this resolved path for the operation, or None."""
+    lowered = [c.lower() for c in components]
     for rule in rules:
-        if (rule.write if write else rule.read) and rule.matches(components):
+        if (rule.write if write else rule.read) and rule._matches(components, lowered):
             return rule
     return None
