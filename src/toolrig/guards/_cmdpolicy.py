@@ -1,0 +1,253 @@
+"""Judging a shell command line: every sub-command must be allowed, else the call asks (or is denied).
+
+For each simple command found by :func:`parse_command` (wrappers, nested shells and substitutions
+included) the verdict is, in this order: a blocklist hit or a deny glob -> deny; a flag (computed
+words, environment assignments, risky options, redirections out of the working directory, background
+jobs, code piped into an interpreter, ``cd`` out of the working directory, function definitions) or
+an ask glob -> ask; an allow glob covering its canonical text -> allow; otherwise ask. A transparent
+wrapper (``nice``, ``timeout``, ``env``, ``sh -c``, ...) is judged by what it runs. The line's decision
+is the strongest verdict (deny > ask > allow). A line that does not parse asks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, INTERPRETERS, BlockRule, base_name, operands
+from toolrig.guards._errors import CommandParseError
+from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
+from toolrig.guards._risky import risky_reason
+from toolrig.guards._shmodel import ParsedCommand, Redirect, SimpleCommand
+from toolrig.guards._shparse import parse_command
+from toolrig.guards._shwrappers import SHELLS
+
+if TYPE_CHECKING:
+    from toolrig.runtime import Decision
+
+__all__ = [
+    "CommandDecision",
+    "CommandPolicy",
+    "CommandVerdict",
+    "command_covered",
+    "command_flags",
+    "glob_covers",
+    "glob_mentions",
+]
+
+Verdict = Literal["allow", "ask", "deny"]
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+_FETCHERS = frozenset({"curl", "wget", "fetch", "nc", "ncat", "netcat", "socat", "aria2c", "http", "https", "httpie",
+                       "lynx", "w3m", "ftp", "tftp", "scp", "rsync"})
+_SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/urandom", "/dev/random"})
+_CD = frozenset({"cd", "pushd", "popd"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandVerdict:
+    """The verdict on one sub-command: its canonical ``command`` text, ``decision``, ``reason``,
+    the ``rule`` that decided (a glob, a blocklist entry, or None) and its ``origin``."""
+
+    command: str
+    decision: Verdict
+    reason: str
+    rule: str | None = None
+    origin: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandDecision:
+    """The decision on a whole command line, with one :class:`CommandVerdict` per sub-command."""
+
+    decision: Verdict
+    reason: str
+    verdicts: tuple[CommandVerdict, ...] = ()
+    parsed: ParsedCommand | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
+
+    @property
+    def denied(self) -> bool:
+        return self.decision == "deny"
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.decision == "ask"
+
+    def to_decision(self, source: str = "guard:command") -> Decision:
+        """As a runtime :class:`toolrig.Decision` (for a hook or a stage)."""
+        from toolrig.runtime import Decision
+
+        return {"allow": Decision.allow, "ask": Decision.ask, "deny": Decision.deny}[self.decision](
+            self.reason, source=source)
+
+
+def glob_covers(glob: str, text: str) -> bool:
+    """Does an allow glob cover a canonical sub-command? ``"git *"`` also covers plain ``"git"``.
+
+    A glob written ``re:PATTERN`` is a regular expression that must match the whole text.
+    """
+    if glob.startswith("re:"):
+        return re.fullmatch(glob[3:], text) is not None
+    if fnmatch.fnmatchcase(text, glob):
+        return True
+    return glob.endswith(" *") and fnmatch.fnmatchcase(text, glob[:-2])
+
+
+def glob_mentions(glob: str, command: SimpleCommand) -> bool:
+    """Liberal match for ask/deny globs: the text or any tail of its words (``nice rm -rf x`` -> ``rm *``)."""
+    words = [*command.assignments, *command.argv]
+    texts = [command.text, " ".join(words)]
+    texts += [" ".join(words[i:]) for i in range(1, len(words))]
+    if command.argv:
+        texts.append(" ".join([base_name(command.argv[0]), *command.argv[1:]]))
+    return any(glob_covers(glob, t) for t in texts)
+
+
+def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule]) -> str | None:
+    if redirect.expands:
+        return "a here-document whose body the shell expands (substitutions inside are not checked)"
+    target = redirect.target
+    if target is None:
+        return None
+    if redirect.dynamic:
+        return f"a redirection to a computed file name ({target})"
+    if target in _SAFE_DEVICES or re.fullmatch(r"/dev/fd/[0-9]+", target):
+        return None
+    parts = target.split("/")
+    if target.startswith("/") or ".." in parts:
+        action = "writes" if redirect.writes else "reads"
+        return f"a redirection that {action} outside the working directory ({target})"
+    if redirect.writes and find_protection(protected, [p for p in parts if p not in ("", ".")], write=True):
+        return f"a redirection that writes a protected file ({target})"
+    return None
+
+
+def command_flags(command: SimpleCommand, parsed: ParsedCommand,
+                  protected: Sequence[ProtectedRule] = DEFAULT_PROTECTED) -> list[str]:
+    """Why no allow rule may cover ``command`` (empty when a glob may decide)."""
+    flags: list[str] = []
+    if command.opaque:
+        flags.append("the command it runs cannot be determined")
+    if not command.argv and not command.wrapper:
+        flags.append("assigns variables or redirects without a command" if command.assignments or command.redirects
+                     else "empty command")
+    if command.dynamic:
+        flags.append("a word is computed at run time (expansion, substitution or glob)")
+    if command.assignments:
+        flags.append("sets environment variables for the command")
+    if command.appended_args:
+        flags.append("gets more arguments at run time (xargs / find -exec +)")
+    if command.background:
+        flags.append("runs in the background")
+    if command.in_function or parsed.functions:
+        flags.append("defines or runs a shell function")
+    flags += [p for r in command.redirects if (p := _redirect_problem(r, protected)) is not None]
+    if command.argv and not command.wrapper:
+        risky = risky_reason(command.argv)
+        if risky:
+            flags.append(risky)
+        name = base_name(command.argv[0])
+        if command.piped_input and (name in SHELLS or INTERPRETERS.match(name)) and not operands(command.argv):
+            flags.append(f"{name} runs code piped into it")
+        if name in _CD and (not operands(command.argv) or any(
+                a.startswith(("/", "~", "-")) or ".." in a.split("/") for a in operands(command.argv))):
+            flags.append("changes to a directory outside the working directory")
+    return flags
+
+
+def _download_exec(parsed: ParsedCommand) -> CommandVerdict | None:
+    """``curl ... | sh`` and alike: something downloads while an interpreter runs piped input."""
+    names = {base_name(c.name) for c in parsed.commands if c.argv}
+    if not names & _FETCHERS:
+        return None
+    for c in parsed.commands:
+        name = base_name(c.name)
+        if c.piped_input and (name in SHELLS or INTERPRETERS.match(name)) and not operands(c.argv):
+            return CommandVerdict(command=parsed.source, decision="deny", rule="blocklist:download-exec",
+                                  reason=f"downloads code and pipes it into {name} (download-exec)")
+    return None
+
+
+class CommandPolicy:
+    """Allow / ask / deny globs over sub-commands plus built-in blocklists.
+
+    Args:
+        allow, ask, deny: globs over canonical sub-commands (``"git *"``, ``"ls"``; ``re:`` for a regex).
+        blocklist: :class:`BlockRule` s (default :data:`DEFAULT_BLOCKLIST`: interactive and destructive).
+        protected: protected names a redirection may not write without asking.
+    """
+
+    def __init__(self, allow: Iterable[str] = (), ask: Iterable[str] = (), deny: Iterable[str] = (), *,
+                 blocklist: Iterable[BlockRule] = DEFAULT_BLOCKLIST,
+                 protected: Iterable[ProtectedRule] = DEFAULT_PROTECTED) -> None:
+        self.allow, self.ask, self.deny = tuple(allow), tuple(ask), tuple(deny)
+        self.blocklist = tuple(blocklist)
+        self.protected = tuple(protected)
+
+    def decide(self, command: str) -> CommandDecision:
+        """The decision on a command line (never raises)."""
+        text = command if isinstance(command, str) else repr(command)
+        line = self._line_rules(text)
+        try:
+            parsed = parse_command(command)
+        except CommandParseError as exc:
+            if line is not None:
+                return CommandDecision(decision="deny", reason=line.reason, verdicts=(line,))
+            verdict = CommandVerdict(command=text, decision="ask", reason=f"cannot be analysed: {exc.message}",
+                                     rule=f"parse:{exc.reason}")
+            return CommandDecision(decision="ask", reason=verdict.reason, verdicts=(verdict,))
+        verdicts = [self.judge(c, parsed) for c in parsed.commands]
+        download = _download_exec(parsed)
+        if download is not None:
+            verdicts.insert(0, download)
+        if line is not None:
+            verdicts.insert(0, line)
+        worst = max(verdicts, key=lambda v: _RANK[v.decision])
+        reason = worst.reason if worst.decision != "allow" else "every sub-command is allowed"
+        return CommandDecision(decision=worst.decision, reason=reason, verdicts=tuple(verdicts), parsed=parsed)
+
+    def _line_rules(self, text: str) -> CommandVerdict | None:
+        for rule in self.blocklist:
+            why = rule.matches_line(text)
+            if why:
+                return CommandVerdict(command=text, decision="deny", reason=why, rule=f"blocklist:{rule.pattern}")
+        return None
+
+    def judge(self, command: SimpleCommand, parsed: ParsedCommand) -> CommandVerdict:
+        """The verdict on one sub-command of ``parsed``."""
+        def verdict(decision: Verdict, reason: str, rule: str | None = None) -> CommandVerdict:
+            return CommandVerdict(command=command.text, decision=decision, reason=f"{command.text}: {reason}",
+                                  rule=rule, origin=command.origin)
+
+        for block in self.blocklist:
+            why = block.matches(command)
+            if why:
+                return verdict("deny" if block.decision == "deny" else "ask", why, f"blocklist:{block.pattern}")
+        for glob in self.deny:
+            if glob_mentions(glob, command):
+                return verdict("deny", f"matches deny rule {glob!r}", glob)
+        flags = command_flags(command, parsed, self.protected)
+        if flags:
+            return verdict("ask", "; ".join(flags))
+        for glob in self.ask:
+            if glob_mentions(glob, command):
+                return verdict("ask", f"matches ask rule {glob!r}", glob)
+        if command.wrapper:
+            return verdict("allow", "a wrapper: the command it runs is judged on its own")
+        for glob in self.allow:
+            if glob_covers(glob, command.text):
+                return verdict("allow", f"allowed by {glob!r}", glob)
+        return verdict("ask", "no allow rule covers it")
+
+
+def command_covered(command: str, globs: Iterable[str], *, blocklist: Iterable[BlockRule] = DEFAULT_BLOCKLIST,
+                    protected: Iterable[ProtectedRule] = DEFAULT_PROTECTED) -> bool:
+    """True when the allow ``globs`` cover every sub-command of ``command`` and nothing is flagged,
+    blocklisted or unparseable (the test an allow rule of :class:`toolrig.Policy` applies)."""
+    return CommandPolicy(allow=globs, blocklist=blocklist, protected=protected).decide(command).allowed

@@ -1,0 +1,103 @@
+"""Options that let an otherwise harmless program run another program, load code or write files.
+
+An allow rule such as ``git *`` or ``rg *`` never covers these: ``git -c core.pager='sh -c id' log``,
+``rg --pre ./x.sh pattern``, ``curl -L`` (redirects defeat a URL rule), ``python -c``. Each entry maps a
+program (basename) to option names; a short option also matches when attached (``-cfoo``) or inside
+a cluster (``-sL``), a long one with ``=value``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from toolrig.guards._blocklist import INTERPRETERS, base_name
+
+__all__ = ["RISKY_OPTIONS", "risky_reason"]
+
+_CODE = ("runs code given on the command line", ("-c", "-e", "-E", "-r", "--eval", "-p", "--print", "--command"))
+
+RISKY_OPTIONS: Mapping[str, tuple[str, Sequence[str]]] = {
+    "git": ("can make git run another program or write files",
+            ("-c", "--config-env", "--exec-path", "--upload-pack", "--receive-pack", "--template", "--output",
+             "-O", "--open-files-in-pager", "--ext-diff", "--extcmd", "--exec", "-x", "--tool", "--git-dir",
+             "--work-tree")),
+    "rg": ("runs a preprocessor program", ("--pre", "--pre-glob")),
+    "find": ("runs commands, deletes or writes files", ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
+                                                        "-fprint0", "-fprintf", "-fls")),
+    "tar": ("runs a program", ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
+                               "--rsh-command", "--info-script", "-F", "--new-volume-script", "--rmt-command")),
+    "zip": ("runs a program", ("-TT", "--unzip-command")),
+    "rsync": ("runs a remote shell program", ("-e", "--rsh", "--rsync-path")),
+    "scp": ("runs a program through ssh options", ("-o", "-F", "-S", "-J")),
+    "curl": ("follows redirects, reads a config, writes or uploads files",
+             ("-L", "--location", "--location-trusted", "-K", "--config", "-o", "--output", "-O", "--remote-name",
+              "--remote-name-all", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw",
+              "--data-urlencode", "-F", "--form", "--json", "-x", "--proxy", "-u", "--user")),
+    "sort": ("runs a compression program", ("--compress-program",)),
+    "man": ("runs a pager or browser", ("-P", "--pager", "-H", "--html")),
+    "env": ("splits a string into a command", ("-S", "--split-string")),
+    "make": ("evaluates make code", ("--eval",)),
+    "docker": ("gives a container access to the host", ("--privileged", "-v", "--volume", "--mount", "--device",
+                                                         "--cap-add", "--security-opt", "--pid", "--network")),
+    "podman": ("gives a container access to the host", ("--privileged", "-v", "--volume", "--mount", "--device",
+                                                         "--cap-add", "--security-opt", "--pid", "--network")),
+}
+"""Program -> (why, option names) that an allow rule never covers."""
+
+_ALWAYS = {
+    "wget": "wget follows redirects and writes files (use the http_fetch tool)",
+}
+_SED_EXEC = re.compile(r"(^|[;{}\n])\s*[0-9,$/!]*\s*[ewWrR](\s|$)|s(.).*\3.*\3[gpiImM0-9]*[ew]")
+_AWK_EXEC = re.compile(r"system\s*\(|\||getline|>")
+_GIT_SUBCOMMANDS = {("filter-branch",), ("difftool",), ("mergetool",), ("instaweb",), ("daemon",), ("credential",),
+                    ("submodule", "foreach"), ("bisect", "run")}
+_GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--get-urlmatch"})
+
+
+def _has_option(argv: Sequence[str], names: Sequence[str]) -> str | None:
+    for word in argv[1:]:
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-":
+            continue
+        for name in names:
+            if name.startswith("--") or len(name) > 2:
+                if word == name or word.startswith(name + "="):
+                    return name
+            elif not word.startswith("--") and (word.startswith(name) or name[1] in word[1:]):
+                return name
+    return None
+
+
+def _git_subcommand(argv: Sequence[str]) -> str | None:
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    for sub in _GIT_SUBCOMMANDS:
+        if tuple(words[: len(sub)]) == sub:
+            return f"git {' '.join(sub)} runs other programs"
+    if words[:1] == ["config"] and not any(w.split("=", 1)[0] in _GIT_CONFIG_READ for w in argv[1:]):
+        return "git config can change what git runs (core.pager, hooks, aliases)"
+    return None
+
+
+def risky_reason(argv: Sequence[str]) -> str | None:
+    """Why ``argv`` uses an option that runs code or writes files, or None."""
+    if not argv:
+        return None
+    name = base_name(argv[0])
+    if name in _ALWAYS:
+        return _ALWAYS[name]
+    if name in RISKY_OPTIONS:
+        why, names = RISKY_OPTIONS[name]
+        option = _has_option(argv, names)
+        if option is not None:
+            return f"{name} {option}: {why}"
+    if name == "git":
+        return _git_subcommand(argv)
+    if INTERPRETERS.match(name) and _has_option(argv, _CODE[1]):
+        return f"{name}: {_CODE[0]}"
+    if name in ("sed", "gsed") and any(_SED_EXEC.search(w) for w in argv[1:] if not w.startswith("-")):
+        return "a sed script with e/w/r commands runs programs or touches other files"
+    if name in ("awk", "gawk", "mawk", "nawk") and any(_AWK_EXEC.search(w) for w in argv[1:]):
+        return "an awk program that runs commands or writes files"
+    return None
