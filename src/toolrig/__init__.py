@@ -52,8 +52,8 @@ _LAZY = {
     "Policy": "toolrig.policy",
 }
 _SUBMODULES = frozenset({
-    "audit", "cli", "errors", "fencing", "loading", "policy", "providers", "redact", "registry", "runtime", "state",
-    "toolsets",
+    "audit", "cli", "errors", "fencing", "guards", "loading", "policy", "providers", "redact", "registry", "runtime",
+    "state", "toolsets",
 })
 
 

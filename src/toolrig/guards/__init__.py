@@ -17,6 +17,16 @@ Every refusal is a :class:`GuardError` (a :class:`toolrig.ToolFailure`) with a s
 
 from __future__ import annotations
 
+from toolrig.errors import (
+    ArgumentDenied,
+    CommandParseError,
+    FetchError,
+    GuardError,
+    PathDenied,
+    PathError,
+    PathProtected,
+    URLDenied,
+)
 from toolrig.guards._addresses import IPV4_TABLE, IPV6_TABLE, blocked_category, parse_ipv4_like_libc
 from toolrig.guards._argv import build_argv, check_operand
 from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, BlockRule
@@ -28,16 +38,6 @@ from toolrig.guards._cmdpolicy import (
     command_flags,
     glob_covers,
     glob_mentions,
-)
-from toolrig.guards._errors import (
-    ArgumentDenied,
-    CommandParseError,
-    FetchError,
-    GuardError,
-    PathDenied,
-    PathError,
-    PathProtected,
-    URLDenied,
 )
 from toolrig.guards._fetch import FetchResult, SafeHTTPClient, safe_fetch
 from toolrig.guards._listing import FileInfo

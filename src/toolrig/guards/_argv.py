@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolrig.guards._errors import ArgumentDenied
+from toolrig.errors import ArgumentDenied
 
 __all__ = ["build_argv", "check_operand"]
 

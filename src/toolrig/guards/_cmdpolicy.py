@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from toolrig.errors import CommandParseError
 from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, INTERPRETERS, BlockRule, base_name, operands
-from toolrig.guards._errors import CommandParseError
 from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
 from toolrig.guards._risky import risky_reason
 from toolrig.guards._shmodel import ParsedCommand, Redirect, SimpleCommand

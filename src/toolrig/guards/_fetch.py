@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import httpx
 
-from toolrig.guards._errors import FetchError, URLDenied
+from toolrig.errors import FetchError, URLDenied
 from toolrig.guards._pinning import PinnedTransport, pinned
 from toolrig.guards._urls import AsyncResolver, Resolver, URLRules, acheck_url
 

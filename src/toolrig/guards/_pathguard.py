@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from toolrig.guards._errors import PathDenied, PathError, PathProtected
+from toolrig.errors import PathDenied, PathError, PathProtected
 from toolrig.guards._listing import FileInfo, info_from_stat, walk_fd
 from toolrig.guards._openat2 import Openat2
 from toolrig.guards._pathnames import split_path

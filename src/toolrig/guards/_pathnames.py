@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import unicodedata
 
-from toolrig.guards._errors import PathDenied
+from toolrig.errors import PathDenied
 
 __all__ = ["MAX_COMPONENTS", "MAX_PATH_BYTES", "split_path"]
 

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from toolrig.guards._errors import PathDenied, PathError
+from toolrig.errors import PathDenied, PathError
 from toolrig.guards._openat2 import (
     RESOLVE_BENEATH,
     RESOLVE_NO_MAGICLINKS,

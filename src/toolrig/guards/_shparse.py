@@ -15,7 +15,7 @@ import unicodedata
 
 import bashlex
 
-from toolrig.guards._errors import CommandParseError
+from toolrig.errors import CommandParseError
 from toolrig.guards._shmodel import ParsedCommand, WalkState
 from toolrig.guards._shwalk import walk_tree
 

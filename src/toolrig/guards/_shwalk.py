@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from toolrig.guards._errors import CommandParseError
+from toolrig.errors import CommandParseError
 from toolrig.guards._shmodel import Redirect, SimpleCommand, WalkState
 from toolrig.guards._shwrappers import unwrap
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from toolrig.guards._errors import CommandParseError
+from toolrig.errors import CommandParseError
 from toolrig.guards._shmodel import SimpleCommand, WalkState
 
 __all__ = ["SHELLS", "WRAPPERS", "Wrapper", "unwrap"]

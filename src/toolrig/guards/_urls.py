@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import anyio
 import httpx
 
+from toolrig.errors import URLDenied
 from toolrig.guards._addresses import (
     IPAddress,
     blocked_category,
@@ -26,7 +27,6 @@ from toolrig.guards._addresses import (
     parse_ip_literal,
     parse_ipv4_like_libc,
 )
-from toolrig.guards._errors import URLDenied
 
 __all__ = [
     "BLOCKED_NAME_SUFFIXES",

@@ -14,7 +14,7 @@ import secrets
 import stat
 from collections.abc import Iterator
 
-from toolrig.guards._errors import PathDenied, PathError
+from toolrig.errors import PathDenied, PathError
 from toolrig.guards._resolve import Target, os_error
 
 __all__ = ["AtomicWriter", "atomic_write", "existing_leaf", "open_append"]

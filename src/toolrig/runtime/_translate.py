@@ -8,16 +8,20 @@ import anyio
 
 from toolrig._outcome import ErrorKind, ToolError
 from toolrig.errors import (
+    ArgumentDenied,
     ArgumentsError,
     CallTimeoutError,
     ExecutionError,
     ExecutorBusyError,
     ExecutorUnavailable,
+    GuardError,
     InjectionError,
     ModelRetry,
+    PathDenied,
     RateLimitedError,
     ToolFailure,
     TransientError,
+    URLDenied,
 )
 
 __all__ = ["error_from_exception"]
@@ -46,6 +50,16 @@ def _infrastructure(exc: ExecutionError, tool: str) -> ToolError:
     return ToolError.of(ErrorKind.EXECUTION_ERROR, f"{tool} failed: {_describe(exc)}")
 
 
+def _refusal(exc: GuardError, tool: str) -> ToolError:
+    """A guard's refusal: a denial the model can read (with the reason code), or an ordinary failure."""
+    details = exc.details()
+    if isinstance(exc, PathDenied | URLDenied):
+        return ToolError.of(ErrorKind.DENIED, f"{tool} refused: {_short(exc)}", **details)
+    if isinstance(exc, ArgumentDenied):
+        return ToolError.of(ErrorKind.INVALID_ARGUMENTS, f"{tool}: {_short(exc)}", **details)
+    return ToolError.of(ErrorKind.EXECUTION_ERROR, _short(exc), retryable=exc.retryable, **details)
+
+
 def error_from_exception(exc: BaseException, *, tool: str) -> ToolError:
     """Map an exception raised while running ``tool`` to a :class:`ToolError` (no traceback, no paths)."""
     if isinstance(exc, anyio.get_cancelled_exc_class()):
@@ -57,6 +71,8 @@ def error_from_exception(exc: BaseException, *, tool: str) -> ToolError:
     if isinstance(exc, RateLimitedError):
         details: dict[str, Any] = {} if exc.retry_after is None else {"retry_after": exc.retry_after}
         return ToolError.of(ErrorKind.RATE_LIMITED, f"{tool} is rate limited upstream: {exc}", **details)
+    if isinstance(exc, GuardError):
+        return _refusal(exc, tool)
     if isinstance(exc, ModelRetry):
         return ToolError.of(ErrorKind.RETRY_REQUESTED, _short(exc))
     if isinstance(exc, TransientError):
