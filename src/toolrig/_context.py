@@ -66,6 +66,7 @@ class CallContext:
         call_id: the id of the tool call being executed.
         tool_name: the tool being executed.
         tool_version: its version (set once the runtime resolved the tool).
+        approved: a human approved this very call (set by the approval stage after an explicit yes).
         roles: roles of the user, for policies.
         state: values for ``Injected`` parameters, by parameter name.
         deps: one dependency object for ``Injected`` parameters, matched by type.
@@ -79,6 +80,7 @@ class CallContext:
     call_id: str | None = None
     tool_name: str | None = None
     tool_version: str | None = None
+    approved: bool = False
     roles: frozenset[str] = frozenset()
     state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     deps: Any = None

@@ -18,6 +18,7 @@ from dataclasses import fields as dc_fields
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, overload
 
 from toolrig._context import CallContext, current_context, use_context
+from toolrig._decision import Decision
 from toolrig._docstrings import parse_docstring
 from toolrig._results import ToolResult, to_result
 from toolrig._schema import FunctionSchema, function_schema
@@ -94,6 +95,16 @@ class BaseTool(ABC):
     def injected_values(self, ctx: CallContext) -> dict[str, Any]:
         """The values the tool's hidden (``Injected``) parameters would get from ``ctx`` (none by default)."""
         return {}
+
+    def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
+        """The tool's own say on one call, before it runs: None (no opinion) or a :class:`~toolrig.Decision`.
+
+        Asked by the hooks stage with the validated values; the answer folds with the hooks' and the
+        policy's (deny wins, an ask goes to the approval stage). A tool whose risk depends on its
+        arguments (a shell command, a protected file) overrides this; after an approved ask its body
+        sees ``current_context().approved``. Must be quick and must not raise (a raise denies).
+        """
+        return None
 
     def to_result(self, value: Any) -> ToolResult:
         """Convert a raw return value (after the formatter, if any) into a ToolResult."""

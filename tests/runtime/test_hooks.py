@@ -3,7 +3,8 @@ from typing import Any
 import anyio
 import pytest
 
-from toolrig import CallContext, ToolCall, ToolOutcome, tool
+from toolrig import BaseTool, CallContext, ToolCall, ToolOutcome, ToolSpec, current_context, tool
+from toolrig._outcome import ErrorKind
 from toolrig.runtime import Decision, Runtime, fold_decisions
 from toolrig.runtime.stages._approval import ApprovalStage
 from toolrig.runtime.stages._hooks import HooksStage
@@ -173,3 +174,49 @@ def test_destructive_tools_need_approval_by_default() -> None:
     assert ok.ok and ok.meta["approval"]["approved"] is True
     opt_out = [ResolveStage(), ValidateStage(), ApprovalStage(permissions=())]
     assert call(Runtime([wipe], stages=opt_out, audit=False), "wipe", path="/x").ok
+
+
+class Sensitive(BaseTool):
+    """A tool that asks for approval of some of its own calls (as a shell or file tool does)."""
+
+    def __init__(self) -> None:
+        self.spec = ToolSpec(name="touch", description="Touch a file.", permission="write",
+                             input_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+        self.seen: list[tuple[str, bool]] = []
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        return dict(arguments)
+
+    async def invoke(self, values: Any, ctx: CallContext | None = None) -> str:
+        approved = current_context().approved if ctx is None else ctx.approved
+        self.seen.append((values["path"], approved))
+        return "done"
+
+    def review(self, values: Any, ctx: CallContext) -> Decision | None:
+        if values["path"].startswith(".git/"):
+            return Decision.ask(f"{values['path']} is protected")
+        if values["path"] == "boom":
+            raise RuntimeError("review bug")
+        return None
+
+
+@pytest.mark.anyio
+async def test_a_tool_reviews_its_own_calls_and_its_body_knows_when_a_human_approved() -> None:
+    tool_ = Sensitive()
+    answers: list[str] = []
+
+    def approver(call: ToolCall, ctx: CallContext, reason: str) -> bool:
+        answers.append(reason)
+        return True
+
+    async with Runtime([tool_], audit=False, approval=approver) as rt:
+        plain = await rt.call(ToolCall(name="touch", arguments={"path": "notes.txt"}))
+        asked = await rt.call(ToolCall(name="touch", arguments={"path": ".git/hooks/pre-commit"}))
+        broken = await rt.call(ToolCall(name="touch", arguments={"path": "boom"}))
+    async with Runtime([tool_], audit=False) as headless:
+        refused = await headless.call(ToolCall(name="touch", arguments={"path": ".git/config"}))
+    assert plain.ok and asked.ok
+    assert tool_.seen == [("notes.txt", False), (".git/hooks/pre-commit", True)]
+    assert answers == [".git/hooks/pre-commit is protected"]
+    assert broken.error is not None and broken.error.kind is ErrorKind.DENIED
+    assert refused.error is not None and refused.error.kind is ErrorKind.APPROVAL_REQUIRED

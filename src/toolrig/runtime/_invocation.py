@@ -12,7 +12,7 @@ from toolrig._context import CallContext
 from toolrig._define import BaseTool
 
 if TYPE_CHECKING:
-    from toolrig.runtime._decision import Decision
+    from toolrig._decision import Decision
     from toolrig.runtime._services import Services
 
 __all__ = ["Invocation"]

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolrig._calls import ToolCall
+from toolrig._decision import approves
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import Permission
 from toolrig.runtime._chain import CallNext
-from toolrig.runtime._decision import approves
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime.stages._hooks import HookTimeout, call_hook, hook_name
 
@@ -77,7 +77,7 @@ class ApprovalStage:
             return ToolOutcome.failure(inv.call.id, inv.name, ToolError.of(
                 ErrorKind.APPROVAL_DENIED, f"a human declined this call to {inv.name}; do not retry it as is",
                 reason=reason), repairs=inv.repairs)
-        outcome = await call_next(inv)
+        outcome = await call_next(inv.derive(context=inv.context.derive(approved=True)))
         return outcome.derive(meta={**outcome.meta, "approval": {"approved": True, "reason": reason}})
 
     async def _ask(self, inv: Invocation, handler: Callable[..., Any], reason: str) -> bool:

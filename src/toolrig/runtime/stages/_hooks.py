@@ -6,6 +6,9 @@ A hook is any object with some of these methods (sync or async; see :mod:`toolri
     after_call(call, outcome, ctx)    -> None | ToolOutcome
     on_error(call, error, ctx)        -> None | ToolOutcome
 
+The tool itself is asked too (:meth:`toolrig.BaseTool.review`, when it overrides it): a shell tool
+asks for commands its command policy does not allow, a file tool for protected names.
+
 Decisions fail closed: ``None`` is no opinion, ``True`` or ``Decision.allow`` allows, and
 anything else — ``False``, ``"deny"``, ``"no"``, an exception, no answer within the hook's
 timeout — denies, logged with the hook's name. When several hooks decide, deny wins over ask
@@ -28,10 +31,11 @@ from typing import Any
 import anyio
 
 from toolrig._calls import ToolCall
+from toolrig._decision import Decision, as_decision, fold_decisions
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._chain import CallNext
-from toolrig.runtime._decision import Decision, as_decision, fold_decisions
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime.stages._validate import invalid
 
@@ -53,6 +57,18 @@ def hook_name(hook: Any) -> str:
     """A hook's ``name`` attribute, else its class name."""
     name = getattr(hook, "name", None)
     return name if isinstance(name, str) and name else type(hook).__name__
+
+
+def _review(inv: Invocation) -> Decision | None:
+    """The tool's own decision on this call (:meth:`toolrig.BaseTool.review`); a raise or nonsense denies."""
+    assert inv.tool is not None and inv.values is not None
+    source = f"{inv.name} (its own review)"
+    try:
+        answer = inv.tool.review(inv.values, inv.context)
+    except Exception as exc:
+        log.exception("the review of %s failed", inv.name)
+        return Decision.deny(f"{inv.name} could not review this call ({type(exc).__name__})", source=source)
+    return as_decision(answer, source)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -101,10 +117,14 @@ class HooksStage:
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         hooks = inv.services.hooks
-        if not hooks:
+        tool = inv.tool
+        reviews = tool is not None and type(tool).review is not BaseTool.review
+        if not hooks and not reviews:
             return await call_next(inv)
         call = ToolCall(id=inv.call.id, name=inv.name, arguments=dict(inv.arguments or {}))
         decisions: list[Decision] = []
+        if reviews and (own := _review(inv)) is not None:
+            decisions.append(own)
         for hook in hooks:
             fn = getattr(hook, "before_call", None)
             if fn is None:
