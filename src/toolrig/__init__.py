@@ -50,9 +50,12 @@ _LAZY = {
     "Decision": "toolrig.runtime",
     "LoadError": "toolrig.loading",
     "Policy": "toolrig.policy",
+    "Sandbox": "toolrig.sandbox",
+    "SandboxUnavailable": "toolrig.sandbox",
 }
 _SUBMODULES = frozenset({
-    "audit", "cli", "errors", "fencing", "loading", "policy", "providers", "redact", "registry", "runtime", "state",
+    "audit", "cli", "errors", "fencing", "loading", "policy", "providers", "redact", "registry", "runtime", "sandbox",
+    "state",
     "toolsets",
 })
 
@@ -98,6 +101,8 @@ __all__ = [
     "ResourcePart",
     "RetryPolicy",
     "Runtime",
+    "Sandbox",
+    "SandboxUnavailable",
     "SchemaTool",
     "TextPart",
     "Tool",
