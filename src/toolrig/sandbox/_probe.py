@@ -21,7 +21,7 @@ from typing import Any
 
 _MS_REMOUNT, _MS_BIND, _MS_RDONLY = 32, 4096, 1
 _CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
-_PTRACE_ATTACH = 16
+_PTRACE_ATTACH, _PTRACE_DETACH, _WALL = 16, 17, 0x40000000
 _ALLOWED_ENV = {"PATH", "HOME", "LANG", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "TOOLRIG_REPLY", "PWD"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -99,7 +99,13 @@ def check_ptrace(_: dict[str, Any]) -> tuple[bool, str]:
     os.close(read)
     try:
         ok1, why1 = _fails(lambda: _libc.ptrace(_PTRACE_ATTACH, child, None, None))
+        if not ok1:
+            os.waitpid(child, 0)  # the attach stop
+            _libc.ptrace(_PTRACE_DETACH, child, None, None)
         ok2, why2 = _fails(lambda: _libc.ptrace(_PTRACE_ATTACH, 1, None, None))
+        if not ok2:  # it worked: let the sandbox's init go again, or the whole run hangs
+            os.waitpid(1, _WALL)
+            _libc.ptrace(_PTRACE_DETACH, 1, None, None)
     finally:
         os.close(write)
         os.waitpid(child, 0)

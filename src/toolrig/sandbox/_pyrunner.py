@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import linecache
 import os
 import sys
 import traceback
@@ -21,6 +22,7 @@ from typing import Any
 
 _MAX_VALUE = 8 << 20
 _MAX_TEXT = 20_000
+_FILENAME = "<sandbox>"
 
 
 def _channel() -> Callable[[bytes], None]:
@@ -68,20 +70,25 @@ def _safe_repr(value: Any) -> str:
 
 def _error(exc: BaseException) -> dict[str, Any]:
     kind = type(exc)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != _FILENAME:  # drop the runner's own frames
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(kind, exc, tb or exc.__traceback__))
     return {"type": f"{kind.__module__}.{kind.__qualname__}", "message": str(exc)[:_MAX_TEXT],
-            "traceback": "".join(traceback.format_exception(exc))[-_MAX_TEXT:]}
+            "traceback": text[-_MAX_TEXT:]}
 
 
 def _run(source: str, namespace: dict[str, Any]) -> Any:
-    tree = ast.parse(source, filename="<sandbox>")
+    linecache.cache[_FILENAME] = (len(source), None, source.splitlines(True), _FILENAME)  # source in tracebacks
+    tree = ast.parse(source, filename=_FILENAME)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body[-1].value)
         tree.body.pop()
-    exec(compile(tree, "<sandbox>", "exec"), namespace)
+    exec(compile(tree, _FILENAME, "exec"), namespace)
     if last is None:
         return None
-    return eval(compile(last, "<sandbox>", "eval"), namespace)
+    return eval(compile(last, _FILENAME, "eval"), namespace)
 
 
 def main() -> None:

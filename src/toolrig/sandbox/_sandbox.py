@@ -132,7 +132,7 @@ class Sandbox:
     def _spec(self, argv: Sequence[str], *, stdin: bytes | str | None, cwd: str | None,
               env: Mapping[str, str] | None, timeout: float | None, limits: SandboxLimits | None,
               **more: Any) -> RunSpec:
-        if not argv or not all(isinstance(a, str) for a in argv):
+        if isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str) for a in argv):
             raise ConfigError("argv must be a non-empty sequence of strings (no shell: pass a list)")
         chosen = limits or self.limits
         if timeout is not None:
