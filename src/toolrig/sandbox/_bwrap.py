@@ -32,7 +32,7 @@ from toolrig.sandbox._cgroup import CallCgroup, CgroupPlan, detect_cgroups
 from toolrig.sandbox._errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._result import SandboxResult
 from toolrig.sandbox._seccomp import seccomp_program, seccomp_supported
-from toolrig.sandbox._supervise import Capped, read_fd, supervise
+from toolrig.sandbox._supervise import Capped, Supervised, read_fd, supervise
 
 __all__ = ["BubblewrapBackend", "leftover_processes"]
 
@@ -282,13 +282,16 @@ class BubblewrapBackend:
         if status.child_pid is None and not seen.kill_reason:
             text = bytes(seen.stderr.data).decode("utf-8", "replace").strip()
             raise SandboxError(f"bubblewrap could not start the sandbox: {text[-2000:] or seen.returncode}")
-        exit_code = status.exit_code if not seen.kill_reason else None
-        result = SandboxResult(
+        result = self._result(spec, seen, None if seen.kill_reason else status.exit_code, leftover, cgroup)
+        reply = None if reply_sink.truncated or not reply_sink.total else bytes(reply_sink.data)
+        return RawRun(result, reply)
+
+    def _result(self, spec: RunSpec, seen: Supervised, exit_code: int | None, leftover: int,
+                cgroup: CallCgroup) -> SandboxResult:
+        return SandboxResult(
             exit_code=exit_code, stdout=bytes(seen.stdout.data), stderr=bytes(seen.stderr.data),
             stdout_truncated=seen.stdout.truncated, stderr_truncated=seen.stderr.truncated,
             timed_out=seen.timed_out, killed=bool(seen.kill_reason), kill_reason=seen.kill_reason,
             duration=seen.duration, backend=self.name, leftover_processes=leftover,
-            limits={**spec.limits.__dict__, **self.mechanisms(), **{f"enforced {k}": v for k, v in
-                                                                    cgroup.enforced.items()}})
-        reply = None if reply_sink.truncated or not reply_sink.total else bytes(reply_sink.data)
-        return RawRun(result, reply)
+            limits={**spec.limits.__dict__, **self.mechanisms(),
+                    **{f"enforced {k}": v for k, v in cgroup.enforced.items()}})
