@@ -16,6 +16,7 @@ PUBLIC = [
     "ErrorKind", "FunctionTool", "FunctionToolset", "ImagePart", "Injected", "Isolation", "JsonPart", "LoadError",
     "ModelRetry",
     "Permission", "Policy", "RateLimitedError", "Registry", "RegistryError", "ResourcePart", "RetryPolicy", "Runtime",
+    "Sandbox", "SandboxUnavailable",
     "SchemaTool", "TextPart", "Tool", "ToolAnnotations", "ToolCall", "ToolError", "ToolFailure",
     "ToolNotFoundError", "ToolOutcome", "ToolResult", "ToolSpec", "ToolState", "ToolStats", "ToolStatus",
     "ToolrigError", "Toolset", "ToolsetConflictError", "TransientError", "Trust", "VersionConflictError",

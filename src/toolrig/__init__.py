@@ -50,10 +50,12 @@ _LAZY = {
     "Decision": "toolrig.runtime",
     "LoadError": "toolrig.loading",
     "Policy": "toolrig.policy",
+    "Sandbox": "toolrig.sandbox",
+    "SandboxUnavailable": "toolrig.sandbox",
 }
 _SUBMODULES = frozenset({
     "audit", "cli", "errors", "fencing", "guards", "loading", "policy", "providers", "redact", "registry", "runtime",
-    "state", "toolsets",
+    "sandbox", "state", "toolsets",
 })
 
 
@@ -98,6 +100,8 @@ __all__ = [
     "ResourcePart",
     "RetryPolicy",
     "Runtime",
+    "Sandbox",
+    "SandboxUnavailable",
     "SchemaTool",
     "TextPart",
     "Tool",

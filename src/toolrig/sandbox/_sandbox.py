@@ -1,0 +1,196 @@
+"""``toolrig.Sandbox``: run a command or Python code in an OS sandbox, or refuse to run it at all."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from toolrig.errors import ConfigError
+from toolrig.sandbox._backend import WORKDIR, Backend, RunSpec, minimal_env
+from toolrig.sandbox._bwrap import BubblewrapBackend
+from toolrig.sandbox._docker import DockerBackend
+from toolrig.sandbox._errors import SandboxUnavailable
+from toolrig.sandbox._limits import SandboxLimits
+from toolrig.sandbox._python import python_files, python_result, runner_argv
+from toolrig.sandbox._result import PythonResult, SandboxResult
+from toolrig.sandbox._selftest import SelfTestReport, run_self_test
+
+__all__ = ["Sandbox"]
+
+log = logging.getLogger("toolrig.sandbox")
+T = TypeVar("T")
+_BACKENDS = ("auto", "bubblewrap", "docker")
+
+
+def _call_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to its end from synchronous code (in a thread of its own if a loop runs here)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no event loop in this thread
+        return anyio.run(make)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = anyio.run(make)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="toolrig-sandbox-sync")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+class Sandbox:
+    """Runs commands and Python code in an OS sandbox (see :mod:`toolrig.sandbox` for what it promises).
+
+    Before its first run, a sandbox tests itself (:meth:`check`): it refuses to run anything
+    (:class:`~toolrig.sandbox.SandboxUnavailable`) unless every escape attempt failed. It never
+    runs anything unsandboxed.
+
+    Args:
+        backend: ``"auto"`` (bubblewrap, else Docker where an engine answers), ``"bubblewrap"``,
+            ``"docker"``, or a :class:`~toolrig.sandbox.Backend` object.
+        limits: resource limits of each run (default: :class:`SandboxLimits` defaults).
+        network: let runs use the host's network (default: none at all).
+        workdir: a host directory bound read-write as the work dir ``/work`` (default: a fresh
+            size-capped tmpfs per run, gone afterwards). Treat what a run leaves there as untrusted.
+        ro_paths: host paths bound read-only at the same path in every run.
+        env: variables added to every run's minimal environment (``PATH``, ``HOME=/work``, ``LANG``).
+        docker_image: the image of the Docker backend (must have ``python3`` for ``run_python``).
+    """
+
+    def __init__(self, *, backend: str | Backend = "auto", limits: SandboxLimits | None = None,
+                 network: bool = False, workdir: str | Path | None = None, ro_paths: Sequence[str | Path] = (),
+                 env: Mapping[str, str] | None = None, docker_image: str = DockerBackend.DEFAULT_IMAGE) -> None:
+        if isinstance(backend, str) and backend not in _BACKENDS:
+            raise ConfigError(f"unknown sandbox backend {backend!r}: use one of {', '.join(_BACKENDS)}")
+        self.limits = limits or SandboxLimits()
+        self.network = network
+        self.workdir = Path(workdir).resolve() if workdir is not None else None
+        if self.workdir is not None and not self.workdir.is_dir():
+            raise ConfigError(f"the sandbox work dir {self.workdir} is not a directory")
+        self.ro_paths = tuple(str(Path(p).resolve()) for p in ro_paths)
+        self.env = dict(env or {})
+        if isinstance(backend, str):
+            candidates: list[Backend] = []
+            if backend in ("auto", "bubblewrap"):
+                candidates.append(BubblewrapBackend())
+            if backend in ("auto", "docker"):
+                candidates.append(DockerBackend(image=docker_image))
+        else:
+            candidates = [backend]
+        self._candidates = candidates
+        self._chosen: Backend | None = None
+        self._report: SelfTestReport | None = None
+
+    # -- availability -----------------------------------------------------------------------------
+    async def check(self) -> SelfTestReport:
+        """Self-test the backend(s) once; the report of the chosen one (or of the first that failed)."""
+        if self._report is not None:
+            return self._report
+        first: SelfTestReport | None = None
+        for candidate in self._candidates:
+            report = await run_self_test(candidate, mechanisms=candidate.mechanisms())
+            if report.passed:
+                self._chosen, self._report = candidate, report
+                return report
+            first = first or report
+            log.warning("sandbox backend %s is not adequate here: %s", candidate.name, report.reason())
+        assert first is not None
+        self._report = first
+        log.error("NO ADEQUATE SANDBOX on this machine; sandboxed tools will refuse to run: %s", first.reason())
+        return first
+
+    async def backend(self) -> Backend:
+        """The backend that passed its self-test.
+
+        Raises:
+            SandboxUnavailable: none did (the reason names every failed check).
+        """
+        report = await self.check()
+        if self._chosen is None:
+            raise SandboxUnavailable(report.reason())
+        return self._chosen
+
+    @classmethod
+    def self_test(cls, **options: Any) -> SelfTestReport:
+        """Test the sandbox this machine offers (``options`` as for :class:`Sandbox`), synchronously."""
+        sandbox = cls(**options)
+        return _call_sync(sandbox.check)
+
+    # -- runs -------------------------------------------------------------------------------------
+    def _spec(self, argv: Sequence[str], *, stdin: bytes | str | None, cwd: str | None,
+              env: Mapping[str, str] | None, timeout: float | None, limits: SandboxLimits | None,
+              **more: Any) -> RunSpec:
+        if isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str) for a in argv):
+            raise ConfigError("argv must be a non-empty sequence of strings (no shell: pass a list)")
+        chosen = limits or self.limits
+        if timeout is not None:
+            chosen = chosen.with_changes(timeout=timeout)
+        data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+        more.setdefault("ro_paths", self.ro_paths)
+        return RunSpec(argv=tuple(argv), limits=chosen, stdin=data, cwd=cwd or WORKDIR,
+                       env=minimal_env({**self.env, **(env or {})}), network=self.network, workdir=self.workdir,
+                       **more)
+
+    async def run(self, argv: Sequence[str], *, stdin: bytes | str | None = None, cwd: str | None = None,
+                  env: Mapping[str, str] | None = None, timeout: float | None = None,
+                  limits: SandboxLimits | None = None) -> SandboxResult:
+        """Run ``argv`` (a list, paths as seen inside) in a fresh sandbox.
+
+        Args:
+            argv: the program and its arguments; never a shell string.
+            stdin: fed to the program's stdin (default: ``/dev/null``).
+            cwd: working directory inside (default: the work dir ``/work``).
+            env: variables added to the minimal environment.
+            timeout: wall-clock seconds (default: ``limits.timeout``).
+            limits: limits for this run (default: the sandbox's).
+
+        Raises:
+            SandboxUnavailable: no adequate sandbox here; nothing ran.
+            SandboxError: the sandbox could not be set up for this run.
+        """
+        backend = await self.backend()
+        spec = self._spec(argv, stdin=stdin, cwd=cwd, env=env, timeout=timeout, limits=limits)
+        return (await backend.run(spec)).result
+
+    async def run_python(self, code: str, *, stdin: bytes | str | None = None, env: Mapping[str, str] | None = None,
+                         timeout: float | None = None, limits: SandboxLimits | None = None,
+                         python_path: Sequence[str | Path] = ()) -> PythonResult:
+        """Run Python source with the host's interpreter (isolated: ``-I -S``) in a fresh sandbox.
+
+        Returns stdout, stderr, the value of the last expression (as JSON data) and the exception
+        the code raised, if any. ``python_path`` adds host directories (bound read-only) to ``sys.path``.
+
+        Raises:
+            SandboxUnavailable: no adequate sandbox here; nothing ran.
+            SandboxError: the sandbox could not be set up for this run.
+        """
+        if not isinstance(code, str):
+            raise ConfigError("code must be a string of Python source")
+        backend = await self.backend()
+        python, paths = backend.python()
+        extra = tuple(str(Path(p).resolve()) for p in python_path)
+        spec = self._spec(runner_argv(python, extra), stdin=stdin, cwd=None, env=env, timeout=timeout,
+                          limits=limits, files=python_files(code), want_reply=True,
+                          ro_paths=(*paths, *self.ro_paths, *extra))
+        raw = await backend.run(spec)
+        return python_result(raw.result, raw.reply)
+
+    def run_sync(self, argv: Sequence[str], **options: Any) -> SandboxResult:
+        """:meth:`run` for synchronous code."""
+        return _call_sync(lambda: self.run(argv, **options))
+
+    def run_python_sync(self, code: str, **options: Any) -> PythonResult:
+        """:meth:`run_python` for synchronous code."""
+        return _call_sync(lambda: self.run_python(code, **options))

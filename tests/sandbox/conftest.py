@@ -1,0 +1,103 @@
+"""Fixtures of the sandbox tests: a self-tested sandbox, canaries outside it, a loopback listener.
+
+These tests need bubblewrap. `.ci/run` installs it, so under CI (``CI=true``) a missing or broken
+bubblewrap fails the tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+
+from toolrig.sandbox import BubblewrapBackend, Sandbox, SandboxLimits
+
+
+def _need_bubblewrap() -> None:
+    reason = BubblewrapBackend().unavailable_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"bubblewrap must work under CI (.ci/run installs it): {reason}")
+    pytest.skip(f"no bubblewrap on this machine: {reason}")
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Sandbox:
+    """A bubblewrap sandbox with short limits, self-tested once for the whole session."""
+    _need_bubblewrap()
+    box = Sandbox(backend="bubblewrap", limits=SandboxLimits(timeout=10))
+    report = anyio.run(box.check)
+    assert report.passed, str(report)
+    return box
+
+
+@dataclass(frozen=True)
+class Canaries:
+    """Secret files outside the sandbox: one in a temp dir, one in the home directory."""
+
+    secret: str
+    files: tuple[Path, ...]
+
+    def snapshot(self) -> dict[Path, tuple[str, int]]:
+        return {p: (p.read_text(), p.stat().st_mtime_ns) for p in self.files}
+
+
+@pytest.fixture
+def canaries(tmp_path: Path) -> Iterator[Canaries]:
+    secret = "CANARY-" + secrets.token_hex(16)
+    home_file = Path.home() / f".toolrig-sandbox-canary-{secrets.token_hex(6)}"
+    tmp_file = tmp_path / "canary" / "secret.txt"
+    tmp_file.parent.mkdir()
+    for path in (home_file, tmp_file):
+        path.write_text(secret + "\n")
+        path.chmod(0o600)
+    try:
+        yield Canaries(secret, (tmp_file, home_file))
+    finally:
+        home_file.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A loopback listener on the host; a sandbox must never reach it."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def accepted(server: socket.socket) -> bool:
+    """Whether anything connected to ``server``."""
+    try:
+        conn, _ = server.accept()
+    except BlockingIOError:
+        return False
+    conn.close()
+    return True
+
+
+def sandbox_processes(token: bytes = b"/run/toolrig/") -> list[int]:
+    """Live host processes whose command line names the sandbox's runner paths."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if token in cmdline and state != b"Z":
+            found.append(int(entry))
+    return found
