@@ -22,6 +22,8 @@ defined here, under :class:`ToolrigError`. The tree::
     │   ├── CallTimeoutError     the runtime's deadline for one attempt passed
     │   ├── ExecutorBusyError    no capacity left to run the body now (retryable)
     │   ├── ExecutorUnavailable  the executor a tool asks for is not available here
+    │   │   └── SandboxUnavailable  no adequate sandbox on this machine: nothing runs (never unsandboxed)
+    │   ├── SandboxError     the sandbox machinery failed for one run (not the sandboxed program)
     │   ├── ProcessIsolationError the call cannot be sent to, or read back from, a worker process
     │   │   └── WorkerDiedError  the worker process died before answering
     │   └── RemoteToolError      the body raised in a worker; its type, message and traceback as text
@@ -73,6 +75,8 @@ __all__ = [
     "RegistryError",
     "RemoteToolError",
     "ResultConversionError",
+    "SandboxError",
+    "SandboxUnavailable",
     "SelectorError",
     "StateUnavailable",
     "ToolFailure",
@@ -196,6 +200,22 @@ class ExecutorBusyError(ExecutionError):
 
 class ExecutorUnavailable(ExecutionError):
     """The executor a tool asks for (``spec.isolation``) is not available in this runtime or machine."""
+
+
+class SandboxUnavailable(ExecutorUnavailable):
+    """No adequate sandbox exists on this machine (or its self-test failed); the code did not run.
+
+    Attributes:
+        reason: why, in a sentence a person can act on.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"no adequate sandbox: {reason}; the code was not run (it never runs unsandboxed)")
+        self.reason = reason
+
+
+class SandboxError(ExecutionError):
+    """The sandbox could not be set up or supervised for one run (bubblewrap failed, ...)."""
 
 
 class ProcessIsolationError(ExecutionError):

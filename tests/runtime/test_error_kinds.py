@@ -66,9 +66,11 @@ def picky(x: int) -> int:
 
 
 @tool(permission="readonly", isolation="sandbox")
-def boxed() -> str:
-    """Must run in a sandbox."""
-    return "unsandboxed!"
+def boxed() -> int:
+    """Must run in a sandbox: reports the user it runs as."""
+    import os
+
+    return os.getuid()
 
 
 TOOLS = [ok_tool, failing, wipe, scarce, hangs, waits, huge, picky, boxed]
@@ -125,7 +127,8 @@ async def test_every_error_kind(tmp_path: Path) -> None:
     retry = await rt.call(ToolCall(name="picky", arguments={"x": -1}))
     assert retry.error is not None and retry.error.kind is ErrorKind.RETRY_REQUESTED and retry.error.retryable
     assert retry.content == "Please try again: x must be positive: call again with x > 0"  # a request, not a crash
-    assert await call("boxed") == ErrorKind.UNAVAILABLE  # no sandbox executor here: it never runs unsandboxed
+    sandboxed = await rt.call(ToolCall(name="boxed"))
+    assert sandboxed.ok and sandboxed.structured == 65534, sandboxed.content  # the default runtime sandboxes it
 
     waiting = ToolCall(name="waits")
     started = anyio.Event()

@@ -15,10 +15,10 @@ when a check fails (:class:`SandboxUnavailable`). See ``docs/security.md`` ("San
 
 from __future__ import annotations
 
+from toolrig.errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._backend import WORKDIR, Backend, RawRun, RunSpec
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
-from toolrig.sandbox._errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._executor import SandboxExecutor
 from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._result import PythonError, PythonResult, SandboxResult

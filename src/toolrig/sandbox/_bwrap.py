@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from toolrig.errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._backend import REPLY_ENV, RawRun, RunSpec
 from toolrig.sandbox._bwrap_argv import BwrapFds, bwrap_argv, synthetic_etc
 from toolrig.sandbox._bwrap_info import BwrapInfo, probe_bwrap
 from toolrig.sandbox._cgroup import CallCgroup, CgroupPlan, detect_cgroups
-from toolrig.sandbox._errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._result import SandboxResult
 from toolrig.sandbox._seccomp import seccomp_program, seccomp_supported
 from toolrig.sandbox._supervise import Capped, Supervised, read_fd, supervise

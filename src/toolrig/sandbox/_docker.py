@@ -22,8 +22,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from toolrig.errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._backend import REPLY_ENV, WORKDIR, RawRun, RunSpec
-from toolrig.sandbox._errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._result import SandboxResult
 from toolrig.sandbox._supervise import supervise
 

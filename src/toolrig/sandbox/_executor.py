@@ -20,9 +20,8 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from toolrig import BaseTool, CallContext, FunctionTool
-from toolrig.errors import CallTimeoutError, ExecutorUnavailable, ProcessIsolationError, WorkerDiedError
+from toolrig.errors import CallTimeoutError, ExecutorUnavailable, ProcessIsolationError, SandboxError, WorkerDiedError
 from toolrig.runtime import RemoteResult
-from toolrig.sandbox._errors import SandboxError
 from toolrig.sandbox._protocol import decode_reply, exception_from_data, result_from_data
 from toolrig.sandbox._sandbox import Sandbox
 

@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig.runtime.executors._wire import decode_reply, exception_from_data, exception_to_data, result_from_data
+from toolrig.runtime.executors import decode_reply, exception_from_data, exception_to_data, result_from_data
 
 __all__ = ["decode_reply", "exception_from_data", "result_from_data", "run_request"]
 

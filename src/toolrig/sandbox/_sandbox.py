@@ -11,11 +11,10 @@ from typing import Any, TypeVar
 
 import anyio
 
-from toolrig.errors import ConfigError
+from toolrig.errors import ConfigError, SandboxUnavailable
 from toolrig.sandbox._backend import WORKDIR, Backend, RunSpec, minimal_env
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
-from toolrig.sandbox._errors import SandboxUnavailable
 from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._python import python_files, python_result, runner_argv
 from toolrig.sandbox._result import PythonResult, SandboxResult

@@ -20,8 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolrig.errors import SandboxError
 from toolrig.sandbox._backend import Backend, RunSpec, minimal_env
-from toolrig.sandbox._errors import SandboxError
 from toolrig.sandbox._limits import SandboxLimits
 
 __all__ = ["SelfTestCheck", "SelfTestReport", "run_self_test"]

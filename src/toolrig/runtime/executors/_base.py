@@ -25,7 +25,7 @@ from toolrig._define import BaseTool
 from toolrig._spec import Isolation
 from toolrig.errors import ExecutorUnavailable
 
-__all__ = ["Executor", "Executors"]
+__all__ = ["EXECUTOR_ENTRY_POINTS", "Executor", "Executors"]
 
 T = TypeVar("T")
 
@@ -61,7 +61,8 @@ class Executors:
         inline: for ``isolation="inline"`` (default: a new :class:`~toolrig.runtime.executors.InlineExecutor`).
         thread: for ``"thread"`` (default: a new :class:`~toolrig.runtime.executors.ThreadExecutor`).
         process: for ``"process"`` (default: a new :class:`~toolrig.runtime.executors.ProcessExecutor`).
-        sandbox: for ``"sandbox"`` (default: none; such tools then end ``unavailable``, never run unsandboxed).
+        sandbox: for ``"sandbox"`` (default: the sandbox executor registered by :mod:`toolrig.sandbox`, which
+            refuses to run anything where no adequate sandbox exists: never unsandboxed).
         others: executors under further names (matched against ``spec.isolation``).
 
     Executors are created on first use, so a runtime that never runs a process tool starts no process.
@@ -117,6 +118,10 @@ class Executors:
             await executor.aclose()
 
 
+EXECUTOR_ENTRY_POINTS = "toolrig.executors"
+"""Entry-point group of executor factories by isolation name (toolrig registers ``sandbox`` there)."""
+
+
 def _default(isolation: str) -> Executor | None:
     from toolrig.runtime.executors._inline import InlineExecutor
     from toolrig.runtime.executors._process import ProcessExecutor
@@ -128,6 +133,18 @@ def _default(isolation: str) -> Executor | None:
         return ThreadExecutor()
     if isolation == Isolation.PROCESS:
         return ProcessExecutor()
+    return _from_entry_point(isolation)
+
+
+def _from_entry_point(isolation: str) -> Executor | None:
+    """An executor made by the factory registered under ``isolation`` in :data:`EXECUTOR_ENTRY_POINTS`."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=EXECUTOR_ENTRY_POINTS, name=isolation):
+        factory = ep.load()
+        executor = factory()
+        if isinstance(executor, Executor):
+            return executor
     return None
 
 

@@ -23,7 +23,7 @@ from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import Permission
 from toolrig.runtime._chain import CallNext
 from toolrig.runtime._invocation import Invocation
-from toolrig.runtime.stages._hooks import HookTimeout, call_hook, hook_name
+from toolrig.runtime.stages._hooks import _NoAnswer, call_hook, hook_name
 
 __all__ = ["ApprovalStage"]
 
@@ -88,7 +88,7 @@ class ApprovalStage:
                    else self.timeout)
         try:
             answer = await call_hook(inv, handler, (call, inv.context, reason), timeout)
-        except HookTimeout:
+        except _NoAnswer:
             log.warning("approval handler %s gave no answer for %s within %g s: denied", name, inv.name, timeout)
             return False
         except Exception:

@@ -39,12 +39,12 @@ from toolrig.runtime._chain import CallNext
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime.stages._validate import invalid
 
-__all__ = ["HookTimeout", "HooksStage", "call_hook", "decision_meta", "hook_name"]
+__all__ = ["HooksStage", "_NoAnswer", "call_hook", "decision_meta", "hook_name"]
 
 log = logging.getLogger("toolrig.hooks")
 
 
-class HookTimeout(Exception):
+class _NoAnswer(Exception):
     """A hook method did not answer within its deadline (internal: turned into a deny or a log line)."""
 
 
@@ -84,14 +84,14 @@ async def call_hook(inv: Invocation, fn: Callable[..., Any], args: tuple[Any, ..
     """Call a sync or async hook method with a deadline; sync ones run off the event loop.
 
     Raises:
-        HookTimeout: no answer within ``timeout`` seconds (a sync body may still be running in its thread).
+        _NoAnswer: no answer within ``timeout`` seconds (a sync body may still be running in its thread).
     """
     with anyio.move_on_after(timeout):
         if _is_async(fn):
             return await fn(*args)
         answer = await inv.services.executors.offload(fn, *args)
         return await answer if inspect.isawaitable(answer) else answer
-    raise HookTimeout(f"no answer within {timeout:g} s")
+    raise _NoAnswer(f"no answer within {timeout:g} s")
 
 
 class HooksStage:
@@ -157,7 +157,7 @@ class HooksStage:
         name = hook_name(hook)
         try:
             return await call_hook(inv, fn, (call, inv.context), self._deadline(hook))
-        except HookTimeout as exc:
+        except _NoAnswer as exc:
             log.warning("before_call hook %s gave no answer for %s: %s; denied", name, inv.name, exc)
             return Decision.deny(f"policy check {name} gave no answer in time", source=name)
         except Exception as exc:
