@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import NotRequired, TypedDict  # noqa: UP035  (pydantic needs it on 3.11)
 
 from toolrig import ArgumentsError, CallContext, DefinitionError, Injected, ToolResult, tool  # noqa: F401
-from toolrig._define import FunctionTool
+from toolrig._function_tool import FunctionTool
 
 
 class Color(enum.StrEnum):

@@ -10,7 +10,8 @@ from typing import Any
 
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext, Injected, current_context
-from toolrig._define import BaseTool, FunctionTool, Tool, as_tool, tool
+from toolrig._define import BaseTool
+from toolrig._function_tool import FunctionTool, tool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._results import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, ToolResult, to_result
 from toolrig._schematool import SchemaTool, schema_tool
@@ -24,6 +25,7 @@ from toolrig._spec import (
     Trust,
 )
 from toolrig._status import ToolState, ToolStats
+from toolrig._tool_class import Tool, as_tool
 from toolrig.errors import (
     ArgumentsError,
     DefinitionError,

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolrig._coerce import coerce_to_schema
 from toolrig._context import CallContext, current_context, use_context
-from toolrig._define import BaseTool, Formatter, _split_options
+from toolrig._define import BaseTool, Formatter, split_options
 from toolrig._schema import json_round_trips
 from toolrig._spec import ToolSpec
 from toolrig.errors import ArgumentsError, DefinitionError, ToolFailure
@@ -31,7 +31,7 @@ class SchemaTool(BaseTool):
                  handler: Handler | None = None, output_schema: Mapping[str, Any] | None = None,
                  formatter: Formatter | None = None, check_fn: Callable[[], bool] | None = None,
                  coerce: bool = True, **options: Any) -> None:
-        options = _split_options(name, options)
+        options = split_options(name, options)
         schema = dict(input_schema)
         if schema.get("type", "object") != "object":
             raise DefinitionError(f"tool {name!r}: input_schema must describe an object (type: object)")

@@ -30,7 +30,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from toolrig._define import BaseTool, FunctionTool, Tool, as_tool
+from toolrig._define import BaseTool
+from toolrig._function_tool import FunctionTool
+from toolrig._tool_class import Tool, as_tool
 from toolrig.errors import DefinitionError, LoadError
 from toolrig.toolsets._toolset import Toolset
 

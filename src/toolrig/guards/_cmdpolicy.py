@@ -26,7 +26,7 @@ from toolrig.guards._shparse import parse_command
 from toolrig.guards._shwrappers import SHELLS
 
 if TYPE_CHECKING:
-    from toolrig.runtime import Decision
+    from toolrig._decision import Decision
 
 __all__ = [
     "CommandDecision",
@@ -81,7 +81,7 @@ class CommandDecision:
 
     def to_decision(self, source: str = "guard:command") -> Decision:
         """As a runtime :class:`toolrig.Decision` (for a hook or a stage)."""
-        from toolrig.runtime import Decision
+        from toolrig._decision import Decision
 
         return {"allow": Decision.allow, "ask": Decision.ask, "deny": Decision.deny}[self.decision](
             self.reason, source=source)

@@ -12,17 +12,17 @@ Example:
 
 from __future__ import annotations
 
+from toolrig._jsonschema import Transformed
+from toolrig._strict_nulls import drop_strict_nulls
 from toolrig.providers._anthropic import from_anthropic, to_anthropic, to_anthropic_message, to_anthropic_result
 from toolrig.providers._check import PROVIDERS, CheckReport, check, check_all
 from toolrig.providers._gemini import from_gemini, to_gemini, to_gemini_content, to_gemini_result, to_gemini_tool
 from toolrig.providers._gemini_schema import to_gemini_schema
 from toolrig.providers._mcp import to_mcp
-from toolrig.providers._nulls import drop_strict_nulls
 from toolrig.providers._openai import from_openai, to_openai, to_openai_result, to_openai_results
 from toolrig.providers._plain import GENERATED_ID_PREFIX
 from toolrig.providers._strict import to_strict_schema
 from toolrig.providers._tools import ToolsLike, collect_specs
-from toolrig.providers._transform import Transformed
 
 __all__ = [
     "GENERATED_ID_PREFIX",

@@ -10,13 +10,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolrig._jsonschema import Transformed
 from toolrig._spec import ToolSpec
 from toolrig.providers._anthropic import anthropic_definition
 from toolrig.providers._gemini import gemini_definition
 from toolrig.providers._mcp import mcp_definition
 from toolrig.providers._openai import openai_definition
 from toolrig.providers._tools import ToolsLike, collect_specs, spec_of
-from toolrig.providers._transform import Transformed
 
 __all__ = ["PROVIDERS", "CheckReport", "check", "check_all"]
 

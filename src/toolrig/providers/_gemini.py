@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolrig._calls import ToolCall
+from toolrig._jsonschema import Transformed
 from toolrig._outcome import ToolOutcome
 from toolrig._spec import ToolSpec
 from toolrig.providers._gemini_schema import DEFAULT_RECURSION_DEPTH, to_gemini_schema
 from toolrig.providers._media import images, pdfs
 from toolrig.providers._plain import field, generated_id, plain
 from toolrig.providers._tools import ToolsLike, collect_specs
-from toolrig.providers._transform import Transformed
 
 __all__ = [
     "FUNCTION_NAME",

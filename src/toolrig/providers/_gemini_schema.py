@@ -15,8 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig._spec import thaw
-from toolrig.providers._transform import (
+from toolrig._jsonschema import (
     Notes,
     Schema,
     Transformed,
@@ -33,6 +32,7 @@ from toolrig.providers._transform import (
     resolve_local_ref,
     widen_tuple,
 )
+from toolrig._spec import thaw
 
 __all__ = ["DEFAULT_RECURSION_DEPTH", "GEMINI_KEYWORDS", "PARAMETER_NAME", "to_gemini_schema"]
 

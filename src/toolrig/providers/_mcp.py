@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolrig._jsonschema import Notes, Transformed
 from toolrig._spec import ToolSpec, thaw
 from toolrig.providers._tools import ToolsLike, collect_specs
-from toolrig.providers._transform import Notes, Transformed
 
 __all__ = ["WRAP_MARKER", "mcp_definition", "mcp_output_schema", "to_mcp"]
 

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from toolrig._calls import ToolCall
+from toolrig._jsonschema import Notes, Transformed, pointer
 from toolrig._outcome import ToolOutcome
 from toolrig._spec import ToolSpec, thaw
 from toolrig.providers._media import data_url, images, pdfs
 from toolrig.providers._plain import field, generated_id, plain
 from toolrig.providers._strict import to_strict_schema
 from toolrig.providers._tools import ToolsLike, collect_specs
-from toolrig.providers._transform import Notes, Transformed, pointer
 
 __all__ = [
     "OpenAIApi",

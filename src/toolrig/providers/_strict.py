@@ -18,11 +18,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig._spec import thaw
-from toolrig.providers._transform import (
+from toolrig._jsonschema import (
     Notes,
     Schema,
     Transformed,
+    accepts_null,
     is_untyped,
     json_type,
     merge_all_of,
@@ -31,6 +31,7 @@ from toolrig.providers._transform import (
     pointer,
     widen_tuple,
 )
+from toolrig._spec import thaw
 
 __all__ = [
     "MAX_ENUM_VALUES",
@@ -38,7 +39,6 @@ __all__ = [
     "MAX_PROPERTIES",
     "STRICT_FORMATS",
     "STRICT_KEYWORDS",
-    "accepts_null",
     "to_strict_schema",
 ]
 
@@ -59,18 +59,6 @@ MAX_ENUM_VALUES = 1000
 _ANNOTATIONS_DROPPED = ("$schema", "$id", "$comment", "discriminator")
 _LOOKAROUND = ("(?=", "(?!", "(?<=", "(?<!")
 _LOCAL_REF = re.compile(r"^#(/(\$defs|definitions)/[^/]+)?$")
-
-
-def accepts_null(schema: Any) -> bool:
-    """True when the schema already admits ``null``."""
-    if not isinstance(schema, Mapping):
-        return schema is True
-    t = schema.get("type")
-    if t == "null" or (isinstance(t, list) and "null" in t):
-        return True
-    if isinstance(schema.get("anyOf"), list) and any(accepts_null(s) for s in schema["anyOf"]):
-        return True
-    return isinstance(schema.get("enum"), list) and None in schema["enum"]
 
 
 def to_strict_schema(schema: Mapping[str, Any]) -> Transformed:

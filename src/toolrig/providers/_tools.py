@@ -6,8 +6,9 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
-from toolrig._define import BaseTool, as_tool
+from toolrig._define import BaseTool
 from toolrig._spec import ToolSpec
+from toolrig._tool_class import as_tool
 from toolrig.errors import DefinitionError
 
 __all__ = ["ToolsLike", "collect_specs", "spec_of"]

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, overload
 
 from packaging.version import Version
 
-from toolrig._define import BaseTool, as_tool
+from toolrig._define import BaseTool
 from toolrig._spec import Permission, ToolStatus
+from toolrig._tool_class import as_tool
 from toolrig._versions import SelectorError, best, parse_selector, rank, split_key
 from toolrig.errors import RegistryError, ToolNotFoundError, VersionConflictError
 from toolrig.registry._groups import ToolGroups, ToolsetDefinition

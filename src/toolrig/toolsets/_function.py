@@ -7,8 +7,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, overload
 
-from toolrig._define import BaseTool, FunctionTool, as_tool
-from toolrig._define import tool as make_tool
+from toolrig._define import BaseTool
+from toolrig._function_tool import FunctionTool
+from toolrig._function_tool import tool as make_tool
+from toolrig._tool_class import as_tool
 from toolrig.errors import DefinitionError
 from toolrig.toolsets._toolset import Toolset
 

@@ -35,7 +35,8 @@ import anyio
 import anyio.to_thread
 
 from toolrig._context import CallContext
-from toolrig._define import BaseTool, FunctionTool
+from toolrig._define import BaseTool
+from toolrig._function_tool import FunctionTool
 from toolrig._results import ToolResult
 from toolrig.errors import ProcessIsolationError, WorkerDiedError, describe_exit
 from toolrig.runtime.executors._reaper import kill_tree

@@ -96,7 +96,8 @@ def load_reference(ref: FunctionRef) -> Any:
     """Import the object ``ref`` names and make it a tool (cached per process)."""
     tool = _loaded.get(ref)
     if tool is None:
-        from toolrig._define import BaseTool, as_tool
+        from toolrig._define import BaseTool
+        from toolrig._tool_class import as_tool
 
         obj: Any = importlib.import_module(ref.module)
         for part in ref.qualname.split("."):

@@ -11,8 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig.providers._strict import accepts_null
-from toolrig.providers._transform import Notes, merge_all_of, resolve_local_ref
+from toolrig._jsonschema import Notes, accepts_null, merge_all_of, resolve_local_ref
 
 __all__ = ["drop_strict_nulls"]
 

@@ -1,4 +1,5 @@
-"""Shared machinery of the schema transforms: the change log, keyword phrasing, refs, ``allOf``.
+"""JSON Schema helpers shared by the provider transforms and the runtime: the change log, keyword
+phrasing, local refs, ``allOf`` merging, null acceptance.
 
 A transform never mutates its input: it walks a plain copy (see :func:`toolrig._spec.thaw`) and
 records, in a :class:`Notes` log, every change it made and everything it could not express.
@@ -14,6 +15,7 @@ from typing import Any
 __all__ = [
     "Notes",
     "Transformed",
+    "accepts_null",
     "append_description",
     "brief",
     "is_null_schema",
@@ -280,3 +282,15 @@ def json_type(value: Any) -> str | None:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
+
+
+def accepts_null(schema: Any) -> bool:
+    """True when the schema already admits ``null``."""
+    if not isinstance(schema, Mapping):
+        return schema is True
+    t = schema.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    if isinstance(schema.get("anyOf"), list) and any(accepts_null(s) for s in schema["anyOf"]):
+        return True
+    return isinstance(schema.get("enum"), list) and None in schema["enum"]
