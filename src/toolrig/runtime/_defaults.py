@@ -14,10 +14,10 @@ from toolrig.runtime.stages._cache import CacheScope, CacheStage
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
+from toolrig.runtime.stages._output import OutputStage
 from toolrig.runtime.stages._ratelimit import QuotaSource, RateLimitStage
 from toolrig.runtime.stages._repair import RepairStage
 from toolrig.runtime.stages._resolve import ResolveStage
-from toolrig.runtime.stages._results import ProcessStage
 from toolrig.runtime.stages._retry import RetryStage
 from toolrig.runtime.stages._telemetry import TelemetryStage
 from toolrig.runtime.stages._timeout import TimeoutStage
@@ -54,7 +54,7 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
         RepairStage(strict=strict_arguments),
         ValidateStage(),
         FenceStage(),
-        ProcessStage(),
+        OutputStage(),
         HooksStage(),
         ApprovalStage(),
         LoopGuardStage(),

@@ -51,7 +51,7 @@ from toolrig.runtime.executors._worker import FunctionRef, InstanceRef, pack
 
 __all__ = ["ProcessPool", "ProcessRun"]
 
-log = logging.getLogger("toolrig.runtime.stages._results")
+log = logging.getLogger("toolrig.runtime.stages._output")
 
 _BOOT = "import sys; sys.path[:] = {path!r}; from toolrig.runtime.executors._worker import main; main()"
 

@@ -9,10 +9,10 @@ from toolrig.runtime.stages._cache import CacheStage
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
+from toolrig.runtime.stages._output import OutputLimits, OutputStage
 from toolrig.runtime.stages._ratelimit import RateLimitStage
 from toolrig.runtime.stages._repair import RepairStage
 from toolrig.runtime.stages._resolve import ResolveStage
-from toolrig.runtime.stages._results import ProcessStage, ResultLimits
 from toolrig.runtime.stages._retry import RetryStage
 from toolrig.runtime.stages._telemetry import TelemetryStage
 from toolrig.runtime.stages._timeout import TimeoutStage
@@ -27,11 +27,11 @@ __all__ = [
     "FenceStage",
     "HooksStage",
     "LoopGuardStage",
-    "ProcessStage",
+    "OutputLimits",
+    "OutputStage",
     "RateLimitStage",
     "RepairStage",
     "ResolveStage",
-    "ResultLimits",
     "RetryStage",
     "TelemetryStage",
     "TimeoutStage",

@@ -2,7 +2,7 @@
 
 The content is sanitised and wrapped by :func:`toolrig.fencing.fence` with a new random nonce per
 call (the stage sits outside the cache, so a cached result gets a fresh nonce too). Notices left
-by the process stage (``meta["notices"]``: truncation, array capping) go after the closing
+by the output stage (``meta["notices"]``: truncation, array capping) go after the closing
 delimiter, outside the attacker-controlled text. The error message of a failed external call is
 sanitised too, since it may quote the tool's output. Internal tools pass through untouched.
 """

@@ -11,8 +11,8 @@ from toolrig.fencing import FENCE_TAG
 from toolrig.redact import Redactor
 from toolrig.runtime import Runtime
 from toolrig.runtime.stages._fence import FenceStage
+from toolrig.runtime.stages._output import OutputLimits, OutputStage, cap_arrays, shape_output, truncate
 from toolrig.runtime.stages._resolve import ResolveStage
-from toolrig.runtime.stages._results import ProcessStage, ResultLimits, cap_arrays, process_outcome, truncate
 from toolrig.runtime.stages._validate import ValidateStage
 
 GHP = "ghp_" + "Z9" * 18
@@ -63,15 +63,15 @@ def web(n: int) -> str:
     return body + "z" * n
 
 
-async def run(t: Any, stage: ProcessStage | None = None, **args: Any) -> ToolOutcome:
-    stages = [ResolveStage(), ValidateStage(), FenceStage(), stage or ProcessStage()]
+async def run(t: Any, stage: OutputStage | None = None, **args: Any) -> ToolOutcome:
+    stages = [ResolveStage(), ValidateStage(), FenceStage(), stage or OutputStage()]
     rt = Runtime([t], stages=stages, audit=False)
     return await rt.call(ToolCall(name=t.name, arguments=args))
 
 
 @pytest.mark.anyio
 async def test_long_content_is_truncated_with_a_notice_of_sizes() -> None:
-    out = await run(text, ProcessStage(limits=ResultLimits(max_chars=1000)), n=50_000)
+    out = await run(text, OutputStage(limits=OutputLimits(max_chars=1000)), n=50_000)
     assert out.ok and out.truncated
     head, _, notice = out.content.partition("\n\n")
     assert head == "x" * 1000
@@ -82,7 +82,7 @@ async def test_long_content_is_truncated_with_a_notice_of_sizes() -> None:
 
 @pytest.mark.anyio
 async def test_truncation_prefers_a_line_break_near_the_limit() -> None:
-    out = await run(text, ProcessStage(limits=ResultLimits(max_chars=1000)), n=5000, line=300)
+    out = await run(text, OutputStage(limits=OutputLimits(max_chars=1000)), n=5000, line=300)
     head = out.content.split("\n\n[toolrig:")[0]
     assert len(head) == 899 and head.endswith("y")
     assert "the first 899 kept" in out.content
@@ -96,7 +96,7 @@ def test_truncate_leaves_short_text_alone() -> None:
 
 @pytest.mark.anyio
 async def test_json_lists_are_capped_with_a_note_of_what_was_dropped() -> None:
-    out = await run(numbers, ProcessStage(limits=ResultLimits(max_items=10)), n=250)
+    out = await run(numbers, OutputStage(limits=OutputLimits(max_items=10)), n=250)
     assert out.ok and out.truncated
     assert out.structured == list(range(10))
     assert out.content.startswith("[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n\n")
@@ -105,7 +105,7 @@ async def test_json_lists_are_capped_with_a_note_of_what_was_dropped() -> None:
 
 @pytest.mark.anyio
 async def test_nested_lists_are_capped_at_every_depth() -> None:
-    out = await run(nested, ProcessStage(limits=ResultLimits(max_items=3)), n=5)
+    out = await run(nested, OutputStage(limits=OutputLimits(max_items=3)), n=5)
     data = out.structured
     assert [item["id"] for item in data["items"]] == [0, 1, 2]
     assert all(item["tags"] == [0, 1, 2] for item in data["items"])
@@ -143,34 +143,34 @@ async def test_secrets_are_redacted_from_text_json_resources_and_errors() -> Non
 
 @pytest.mark.anyio
 async def test_custom_redaction_rules_and_disabling_redaction() -> None:
-    custom = ProcessStage(redactor=Redactor.create([r"loaded"], defaults=False))
+    custom = OutputStage(redactor=Redactor.create([r"loaded"], defaults=False))
     out = await run(leaky, custom, kind="text")
     assert out.content == f"deploy key {GHP} [REDACTED:custom]"
-    out = await run(leaky, ProcessStage(redactor=None), kind="text")
+    out = await run(leaky, OutputStage(redactor=None), kind="text")
     assert GHP in out.content
 
 
 @pytest.mark.anyio
 async def test_output_over_the_hard_limit_fails_with_output_too_large() -> None:
-    out = await run(text, ProcessStage(limits=ResultLimits(hard_limit=10_000)), n=10_001)
+    out = await run(text, OutputStage(limits=OutputLimits(hard_limit=10_000)), n=10_001)
     assert not out.ok and out.result is None
     assert out.error is not None and out.error.kind is ErrorKind.OUTPUT_TOO_LARGE
     assert out.error.details == {"size": 10_001, "limit": 10_000}
     assert "10,001 characters" in out.content and "10,000" in out.content
-    ok = await run(text, ProcessStage(limits=ResultLimits(hard_limit=10_000)), n=10_000)
+    ok = await run(text, OutputStage(limits=OutputLimits(hard_limit=10_000)), n=10_000)
     assert ok.ok
 
 
 @pytest.mark.anyio
 async def test_the_tool_formatter_runs_before_processing() -> None:
-    out = await run(formatted, ProcessStage(limits=ResultLimits(max_chars=20)), n=5)
+    out = await run(formatted, OutputStage(limits=OutputLimits(max_chars=20)), n=5)
     assert out.content.startswith("- row 0\n- row 1\n")
     assert "[toolrig: output truncated: 39 characters in total" in out.content
 
 
 @pytest.mark.anyio
 async def test_per_tool_limits_override_the_defaults() -> None:
-    stage = ProcessStage(limits=ResultLimits(max_chars=100), per_tool={"text": ResultLimits(max_chars=10)})
+    stage = OutputStage(limits=OutputLimits(max_chars=100), per_tool={"text": OutputLimits(max_chars=10)})
     out = await run(text, stage, n=50)
     assert out.content.startswith("x" * 10 + "\n\n[toolrig: output truncated")
     out = await run(numbers, stage, n=3)
@@ -179,7 +179,7 @@ async def test_per_tool_limits_override_the_defaults() -> None:
 
 @pytest.mark.anyio
 async def test_external_notices_go_after_the_closing_delimiter() -> None:
-    out = await run(web, ProcessStage(limits=ResultLimits(max_chars=200)), n=1000)
+    out = await run(web, OutputStage(limits=OutputLimits(max_chars=200)), n=1000)
     assert out.truncated
     lines = out.content.split("\n")
     close = [i for i, line in enumerate(lines) if line.startswith(f"</{FENCE_TAG} id=")]
@@ -194,10 +194,10 @@ async def test_external_notices_go_after_the_closing_delimiter() -> None:
 
 def test_clean_outcomes_pass_through_as_the_same_object() -> None:
     outcome = ToolOutcome.success("c1", "t", ToolResult.text_result("sunny, 21 degrees"))
-    assert process_outcome(outcome, ResultLimits(), ProcessStage().redactor) is outcome
+    assert shape_output(outcome, OutputLimits(), OutputStage().redactor) is outcome
 
 
 def test_limits_are_validated() -> None:
     with pytest.raises(ValueError):
-        ResultLimits(max_chars=0)
-    assert ResultLimits(max_chars=None, max_items=None, hard_limit=None).max_chars is None
+        OutputLimits(max_chars=0)
+    assert OutputLimits(max_chars=None, max_items=None, hard_limit=None).max_chars is None

@@ -1,4 +1,4 @@
-"""Stage: result processing — hard size cap, JSON array capping, redaction and truncation with a notice.
+"""Stage: the output the model sees — hard size cap, JSON array capping, redaction, truncation with a notice.
 
 Per-tool formatters run earlier, when the terminal converts the raw return value
 (:meth:`toolrig._define.BaseTool.to_result`); this stage works on the resulting outcome, in order:
@@ -27,13 +27,13 @@ from toolrig.redact import DEFAULT_REDACTOR, Redactor
 from toolrig.runtime._chain import CallNext
 from toolrig.runtime._invocation import Invocation
 
-__all__ = ["ProcessStage", "ResultLimits", "cap_arrays", "process_outcome", "truncate"]
+__all__ = ["OutputLimits", "OutputStage", "cap_arrays", "shape_output", "truncate"]
 
 _MAX_DEPTH = 64
 
 
 @dataclass(frozen=True, kw_only=True)
-class ResultLimits:
+class OutputLimits:
     """Size limits for what a model sees from one call (None disables a limit).
 
     Attributes:
@@ -50,7 +50,7 @@ class ResultLimits:
         for name in ("max_chars", "max_items", "hard_limit"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"ResultLimits.{name} must be a positive number or None")
+                raise ValueError(f"OutputLimits.{name} must be a positive number or None")
 
 
 def truncate(text: str, max_chars: int) -> tuple[str, str | None]:
@@ -120,7 +120,7 @@ def _redact_part(part: Part, redactor: Redactor) -> Part:
     return part
 
 
-def _process_result(result: ToolResult, limits: ResultLimits, redactor: Redactor | None
+def _shape_result(result: ToolResult, limits: OutputLimits, redactor: Redactor | None
                     ) -> tuple[ToolResult, list[str], bool]:
     """Cap and redact the parts; returns the new result, notices, and whether anything was capped."""
     notices: list[str] = []
@@ -159,7 +159,7 @@ def _too_large(outcome: ToolOutcome, size: int, limit: int) -> ToolOutcome:
 _SCALARS = (int, float, bool, type(None))
 
 
-def _untouched(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | None) -> bool:
+def _untouched(outcome: ToolOutcome, limits: OutputLimits, redactor: Redactor | None) -> bool:
     """True when the general path would return ``outcome`` itself, decided cheaply.
 
     That is: one text part (the content) or one JSON scalar, content within both size limits (so no
@@ -182,7 +182,7 @@ def _untouched(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | 
     return plain and (redactor is None or redactor.text(content) is content)
 
 
-def process_outcome(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | None, *,
+def shape_output(outcome: ToolOutcome, limits: OutputLimits, redactor: Redactor | None, *,
                     notices_inline: bool = True) -> ToolOutcome:
     """Apply the hard cap, array capping, redaction and truncation to one outcome.
 
@@ -194,12 +194,12 @@ def process_outcome(outcome: ToolOutcome, limits: ResultLimits, redactor: Redact
     """
     if _untouched(outcome, limits, redactor):
         return outcome
-    return _process_general(outcome, limits, redactor, notices_inline)
+    return _shape_general(outcome, limits, redactor, notices_inline)
 
 
-def _process_general(outcome: ToolOutcome, limits: ResultLimits, redactor: Redactor | None,
+def _shape_general(outcome: ToolOutcome, limits: OutputLimits, redactor: Redactor | None,
                      notices_inline: bool) -> ToolOutcome:
-    """:func:`process_outcome` without the fast path."""
+    """:func:`shape_output` without the fast path."""
     content = outcome.content
     if limits.hard_limit is not None and len(content) > limits.hard_limit and outcome.result is not None:
         return _too_large(outcome, len(content), limits.hard_limit)
@@ -207,7 +207,7 @@ def _process_general(outcome: ToolOutcome, limits: ResultLimits, redactor: Redac
     notices: list[str] = []
     scan_content = True
     if result is not None:
-        new_result, notices, capped = _process_result(result, limits, redactor)
+        new_result, notices, capped = _shape_result(result, limits, redactor)
         if new_result is not result:
             if content == result.text:  # the usual case: the content is the parts' rendering
                 content, scan_content = new_result.text, False
@@ -236,7 +236,7 @@ def _process_general(outcome: ToolOutcome, limits: ResultLimits, redactor: Redac
                           truncated=outcome.truncated or capped or cut_notice is not None)
 
 
-class ProcessStage:
+class OutputStage:
     """Caps, redacts and truncates what the model sees (see the module docstring).
 
     Args:
@@ -245,11 +245,11 @@ class ProcessStage:
         per_tool: limits for particular tools, by tool name.
     """
 
-    name = "process"
+    name = "output"
 
-    def __init__(self, *, limits: ResultLimits | None = None, redactor: Redactor | None = DEFAULT_REDACTOR,
-                 per_tool: Mapping[str, ResultLimits] | None = None) -> None:
-        self.limits = limits or ResultLimits()
+    def __init__(self, *, limits: OutputLimits | None = None, redactor: Redactor | None = DEFAULT_REDACTOR,
+                 per_tool: Mapping[str, OutputLimits] | None = None) -> None:
+        self.limits = limits or OutputLimits()
         self.redactor = redactor
         self.per_tool = dict(per_tool or {})
 
@@ -258,4 +258,4 @@ class ProcessStage:
         tool = inv.tool
         external = tool is not None and tool.spec.trust is Trust.EXTERNAL
         limits = self.per_tool.get(outcome.name, self.limits) if self.per_tool else self.limits
-        return process_outcome(outcome, limits, self.redactor, notices_inline=not external)
+        return shape_output(outcome, limits, self.redactor, notices_inline=not external)
