@@ -55,7 +55,7 @@ def test_layers_apply_by_agent_group_and_user(registry: Registry) -> None:
         {"group": "ops", "allow": ["shell"]},
         Layer(name="bob-no-delete", user="bob", deny=["delete_file"]),
     ])
-    assert [la.kind for la in policy.layers] == ["global", "agent", "group", "user", "user"]
+    assert [la.kind for la in policy.layers] == ["global", "agent", "role", "user", "user"]
     alice, bob = CallContext(user="alice"), CallContext(user="bob", agent="coder")
     assert decide(policy, "write_file", alice, path="p", text="t") == "allow"
     assert decide(policy, "write_file", CallContext(user="carol"), path="p", text="t") == "ask"
@@ -198,7 +198,7 @@ def test_a_crashing_rule_denies_with_a_reason(registry: Registry) -> None:
         raise RuntimeError("group backend down")
 
     policy = Policy(allow=["group:files"], tools=registry, allowed_tools=None)
-    policy.group_resolver = lambda toolset=None: explode  # type: ignore[method-assign]
+    policy.toolset_resolver = lambda toolset=None: explode  # type: ignore[method-assign]
     e = policy.explain(ToolCall(name="read_file", arguments={"path": "p"}))
     assert (e.decision, e.layer) == ("deny", "policy-error") and "RuntimeError" in e.reason
 
@@ -214,3 +214,21 @@ def test_remember_is_no_wider_than_the_approval(registry: Registry) -> None:
     assert decide(policy, "shell", CallContext(user="bob"), command="ls *") == "ask"
     odd = policy.remember("shell", "2.0.0", {"command": "x"}, alice)
     assert decide(policy, "shell", alice, command="x") == "ask" and odd.version == "2.0.0"  # other version
+
+
+def test_toolset_rules_and_their_older_group_spelling_mean_the_same() -> None:
+    """One name, one meaning: a set of tools is a toolset (``toolset:NAME``); ``group:NAME`` is the same."""
+    from toolrig.policy import parse_rule
+
+    for text in ("toolset:files", "group:files"):
+        assert parse_rule(text).toolset == "files"
+    both = [Policy(allowed_tools=None, toolsets={"files": ["read_*"]}, deny=["toolset:files"], tools=TOOLS),
+            Policy(allowed_tools=None, groups={"files": ["read_*"]}, deny=["group:files"], tools=TOOLS)]
+    name = next(t.name for t in TOOLS if t.name.startswith("read_"))
+    for policy in both:
+        assert policy.explain(ToolCall(name=name, arguments={})).verdict.name == "DENY"
+    with pytest.raises(PolicyConfigError):
+        Policy(allowed_tools=None, toolsets={"a": ["x"]}, groups={"a": ["x"]})
+    role = Policy(allowed_tools=None, layers=[{"role": "ops", "allow": ["shell"]}]).layers[1]
+    group = Policy(allowed_tools=None, layers=[{"group": "ops", "allow": ["shell"]}]).layers[1]
+    assert role.kind == group.kind == "role" and role.role == group.role == "ops"

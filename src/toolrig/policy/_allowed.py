@@ -1,6 +1,6 @@
 """The ``ALLOWED_TOOLS`` allowlist: unset = no restriction (warned), empty = error, unknown names checked.
 
-The value is a list of rules (names, globs, ``group:NAME``) separated by commas or whitespace.
+The value is a list of rules (names, globs, ``toolset:NAME``) separated by commas or whitespace.
 A tool that matches none of them is denied.
 """
 
@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Collection, Mapping
 
-from toolrig.policy._rules import GroupResolver, PolicyConfigError, Rule, parse_rule
+from toolrig.policy._rules import PolicyConfigError, Rule, ToolsetResolver, parse_rule
 
 __all__ = ["ALLOWED_TOOLS_ENV", "check_allowed_names", "in_ci", "read_allowed_tools"]
 
@@ -46,14 +46,14 @@ def read_allowed_tools(environ: Mapping[str, str] | None = None) -> tuple[Rule, 
     return tuple(parse_rule(e) for e in entries)
 
 
-def check_allowed_names(rules: tuple[Rule, ...], known: Collection[str], groups: GroupResolver, *,
+def check_allowed_names(rules: tuple[Rule, ...], known: Collection[str], toolsets: ToolsetResolver, *,
                         ci: bool) -> list[str]:
     """Entries that match no known tool; raises under CI, else logs a warning and returns them.
 
     Raises:
         PolicyConfigError: some entries match no tool and ``ci`` is true.
     """
-    unknown = [r.text for r in rules if not any(r.matches_name(n, groups) for n in known)]
+    unknown = [r.text for r in rules if not any(r.matches_name(n, toolsets) for n in known)]
     if unknown:
         message = f"{ALLOWED_TOOLS_ENV} names tools that do not exist: {', '.join(unknown)}"
         if ci:

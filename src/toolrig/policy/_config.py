@@ -1,7 +1,8 @@
 """Loading a :class:`Policy` from a YAML or JSON file (``toolrig policy ... --config FILE``).
 
-Keys: ``preset``, ``allow``, ``ask``, ``deny``, ``layers`` (list of ``{name?, agent?, group?, user?,
-allow?, ask?, deny?}``), ``owners``, ``groups``, ``trusted``, ``allowed_tools`` (absent: the
+Keys: ``preset``, ``allow``, ``ask``, ``deny``, ``layers`` (list of ``{name?, agent?, role?, user?,
+allow?, ask?, deny?}``; ``group`` for ``role``), ``owners``, ``toolsets`` (or ``groups``), ``trusted``,
+``allowed_tools`` (absent: the
 ``ALLOWED_TOOLS`` environment variable) and ``tools`` (a tool SOURCE for the CLI).
 """
 
@@ -18,8 +19,8 @@ from toolrig.policy._rules import PolicyConfigError
 
 __all__ = ["load_policy", "policy_from_mapping"]
 
-_KEYS = frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted", "allowed_tools",
-                   "tools"})
+_KEYS = frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "toolsets", "groups", "trusted",
+                   "allowed_tools", "tools"})
 
 
 def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy:
@@ -38,7 +39,7 @@ def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy
             raise PolicyConfigError(f"policy config {key!r} must be a list")
     return Policy(str(data.get("preset", "default")), allow=data.get("allow", ()), ask=data.get("ask", ()),
                   deny=data.get("deny", ()), layers=data.get("layers", ()), owners=data.get("owners"),
-                  groups=data.get("groups"), trusted=data.get("trusted", ()),
+                  toolsets=data.get("toolsets"), groups=data.get("groups"), trusted=data.get("trusted", ()),
                   allowed_tools=data.get("allowed_tools", ENV), tools=tools)
 
 

@@ -1,4 +1,8 @@
-"""Policy layers: rule sets that apply to a scope — global, an agent, a group (role), a user."""
+"""Policy layers: rule sets that apply to a scope — global, an agent, a role, a user.
+
+A role layer applies when the role is one of ``context.roles``. In mappings ``group`` is accepted
+for ``role`` (the same: a group of users).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from toolrig.policy._rules import PolicyConfigError, Rule, parse_rule
 
 __all__ = ["KIND_ORDER", "Layer"]
 
-KIND_ORDER = ("global", "agent", "group", "user", "remembered")
+KIND_ORDER = ("global", "agent", "role", "user", "remembered")
 """Layers are consulted in this order; later, more specific layers refine earlier ones."""
 
 
@@ -24,14 +28,14 @@ def _rules(values: Iterable[str | Rule]) -> tuple[Rule, ...]:
 @dataclass(frozen=True, kw_only=True)
 class Layer:
     """Rules for one scope. A layer applies to a call when every selector it sets matches the context:
-    ``agent`` equals ``context.agent``, ``group`` is one of ``context.roles``, ``user`` equals ``context.user``.
+    ``agent`` equals ``context.agent``, ``role`` is one of ``context.roles``, ``user`` equals ``context.user``.
 
     Rule lists accept strings (parsed on construction) or :class:`Rule` objects.
     """
 
     name: str
     agent: str | None = None
-    group: str | None = None
+    role: str | None = None
     user: str | None = None
     allow: Sequence[str | Rule] = ()
     ask: Sequence[str | Rule] = ()
@@ -48,24 +52,28 @@ class Layer:
 
     @property
     def kind(self) -> str:
-        """``user``, ``group``, ``agent`` or ``global``: the most specific selector set."""
+        """``user``, ``role``, ``agent`` or ``global``: the most specific selector set."""
         if self.kind_override is not None:
             return self.kind_override
-        return "user" if self.user else "group" if self.group else "agent" if self.agent else "global"
+        return "user" if self.user else "role" if self.role else "agent" if self.agent else "global"
 
     def applies(self, context: CallContext) -> bool:
         """Does this layer apply to a call made in ``context``?"""
         return ((self.agent is None or self.agent == context.agent)
-                and (self.group is None or self.group in context.roles)
+                and (self.role is None or self.role in context.roles)
                 and (self.user is None or self.user == context.user))
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], index: int = 0) -> Layer:
-        """A layer from config: ``{name?, agent?, group?, user?, allow?, ask?, deny?}``."""
-        unknown = set(data) - {"name", "agent", "group", "user", "allow", "ask", "deny"}
+        """A layer from config: ``{name?, agent?, role? (or group?), user?, allow?, ask?, deny?}``."""
+        if "group" in data:  # the same selector under its other name
+            if "role" in data:
+                raise PolicyConfigError("a layer names both 'role' and 'group' (the same thing): keep one")
+            data = {("role" if k == "group" else k): v for k, v in data.items()}
+        unknown = set(data) - {"name", "agent", "role", "user", "allow", "ask", "deny"}
         if unknown:
             raise PolicyConfigError(f"layer {index}: unknown keys {sorted(unknown)}")
-        selectors = {k: data.get(k) for k in ("agent", "group", "user")}
+        selectors = {k: data.get(k) for k in ("agent", "role", "user")}
         name = data.get("name") or next((f"{k}:{v}" for k, v in reversed(selectors.items()) if v), f"layer{index}")
         return cls(name=str(name), **{k: (str(v) if v is not None else None) for k, v in selectors.items()},
                    allow=tuple(data.get("allow", ())), ask=tuple(data.get("ask", ())),

@@ -6,9 +6,9 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from toolrig.policy._groups import tool_names
 from toolrig.policy._layers import Layer
-from toolrig.policy._rules import GroupResolver, Rule
+from toolrig.policy._rules import Rule, ToolsetResolver
+from toolrig.policy._toolsets import tool_names
 
 __all__ = ["LintFinding", "lint_policy"]
 
@@ -53,18 +53,18 @@ class Linted(Protocol):
 
     @property
     def layers(self) -> tuple[Layer, ...]: ...
-    def group_resolver(self, toolset: Any = None) -> GroupResolver: ...
+    def toolset_resolver(self, toolset: Any = None) -> ToolsetResolver: ...
 
 
 def lint_policy(policy: Linted, tools: Any) -> list[LintFinding]:
     """Every finding for ``policy``; ``tools`` (a Registry / Toolset) enables the "unknown tool" checks."""
-    groups = policy.group_resolver(tools)
+    toolsets = policy.toolset_resolver(tools)
     known = tool_names(tools) if tools is not None else None
-    entries = [_Entry(layer, verdict, rule, _names(rule, known, groups))
+    entries = [_Entry(layer, verdict, rule, _names(rule, known, toolsets))
                for layer in policy.layers for verdict in ("deny", "ask", "allow") for rule in layer.rules(verdict)]
     findings: list[LintFinding] = []
     for e in entries:
-        problem = _never(e, tools, groups)
+        problem = _never(e, tools, toolsets)
         if problem:
             findings.append(LintFinding(kind="never-matches", layer=e.layer.name, verdict=e.verdict,
                                         rule=e.rule.text, message=problem))
@@ -83,21 +83,21 @@ def lint_policy(policy: Linted, tools: Any) -> list[LintFinding]:
     return findings
 
 
-def _names(rule: Rule, known: list[str] | None, groups: GroupResolver) -> frozenset[str] | None:
+def _names(rule: Rule, known: list[str] | None, toolsets: ToolsetResolver) -> frozenset[str] | None:
     if known is None:
         return None
-    return frozenset(n for n in known if rule.matches_name(n, groups))
+    return frozenset(n for n in known if rule.matches_name(n, toolsets))
 
 
-def _never(e: _Entry, tools: Any, groups: GroupResolver) -> str | None:
+def _never(e: _Entry, tools: Any, toolsets: ToolsetResolver) -> str | None:
     rule = e.rule
-    if rule.group is not None and groups(rule.group) is None:
-        return f"there is no group {rule.group!r}"
+    if rule.toolset is not None and toolsets(rule.toolset) is None:
+        return f"there is no toolset {rule.toolset!r}"
     if e.names is None:
         return None
     if not e.names:
-        what = "tool" if not rule.is_glob and rule.group is None else "tool matching it"
-        return f"there is no {what} {rule.tool!r}" if rule.group is None else f"group {rule.group!r} is empty"
+        what = "tool" if not rule.is_glob and rule.toolset is None else "tool matching it"
+        return f"there is no {what} {rule.tool!r}" if rule.toolset is None else f"toolset {rule.toolset!r} is empty"
     if rule.version is not None:
         versions = {t.spec.version for t in tools.list() if t.spec.name in e.names}
         if rule.version not in versions:
@@ -114,7 +114,7 @@ def _never(e: _Entry, tools: Any, groups: GroupResolver) -> str | None:
 
 def _layer_covers(wide: Layer, narrow: Layer) -> bool:
     """``wide`` applies to every call ``narrow`` applies to."""
-    return all(getattr(wide, s) is None or getattr(wide, s) == getattr(narrow, s) for s in ("agent", "group", "user"))
+    return all(getattr(wide, s) is None or getattr(wide, s) == getattr(narrow, s) for s in ("agent", "role", "user"))
 
 
 def _shadows(other: _Entry, e: _Entry, *, earlier: bool) -> bool:
@@ -131,7 +131,7 @@ def _rule_covers(wide: _Entry, narrow: _Entry) -> bool:
     if wide.names is not None and narrow.names is not None:
         if not narrow.names <= wide.names:
             return False
-    elif not (w.tool in (n.tool, "*") or (n.group is None and not n.is_glob and w.group is None
+    elif not (w.tool in (n.tool, "*") or (n.toolset is None and not n.is_glob and w.toolset is None
                                           and fnmatch.fnmatchcase(n.tool, w.tool))):
         return False
     if w.version is not None and w.version != n.version:

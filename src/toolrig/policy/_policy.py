@@ -14,7 +14,7 @@ from toolrig.policy._allowed import check_allowed_names, in_ci, read_allowed_too
 from toolrig.policy._explain import Explanation
 from toolrig.policy._layers import KIND_ORDER, Layer
 from toolrig.policy._presets import PRESETS, effective_permission
-from toolrig.policy._rules import GroupResolver, PolicyConfigError, Rule, exact_rule, parse_rule
+from toolrig.policy._rules import PolicyConfigError, Rule, ToolsetResolver, exact_rule, parse_rule
 from toolrig.runtime import Verdict
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def _as_toolset(tools: Any) -> Any:
 
 
 class Policy:
-    """Who may call what: a permission preset plus layered rules (global → agent → group → user).
+    """Who may call what: a permission preset plus layered rules (global → agent → role → user).
 
     Rules of every layer that applies to the call are collected; when they disagree deny wins
     over ask wins over allow. When no rule matches, the preset decides from the tool's permission
@@ -50,11 +50,12 @@ class Policy:
 
     Args:
         preset: ``"strict"``, ``"default"`` or ``"permissive"`` (see :data:`PRESETS`).
-        allow, ask, deny: global rules (strings such as ``"read_*"``, ``"group:files"``,
+        allow, ask, deny: global rules (strings such as ``"read_*"``, ``"toolset:files"`` (or ``"group:files"``),
             ``'shell(command="git *")'``, or :class:`Rule` objects).
-        layers: :class:`Layer` objects or mappings ``{agent?, group?, user?, allow?, ask?, deny?}``.
+        layers: :class:`Layer` objects or mappings ``{agent?, role? (or group?), user?, allow?, ask?, deny?}``.
         owners: rule -> user(s): only those users may call matching tools (also ``spec.metadata["owner"]``).
-        groups: group name -> tool names or globs, for ``group:NAME`` (else the registry's named toolsets).
+        toolsets: toolset name -> tool names or globs, for ``toolset:NAME`` (else the registry's named toolsets).
+        groups: the same as ``toolsets`` (its older name); give one or the other.
         trusted: rules naming external tools whose declared permission and annotations are believed.
         allowed_tools: an allowlist of rules; default :data:`ENV` reads ``ALLOWED_TOOLS``; None: no allowlist.
         tools: a Registry or Toolset used by :meth:`explain` and :meth:`lint` to look tools up.
@@ -67,8 +68,9 @@ class Policy:
                  ask: Iterable[str | Rule] = (), deny: Iterable[str | Rule] = (),
                  layers: Iterable[Layer | Mapping[str, Any]] = (),
                  owners: Mapping[str, str | Iterable[str]] | None = None,
-                 groups: Mapping[str, Iterable[str]] | None = None, trusted: Iterable[str | Rule] = (),
-                 allowed_tools: Iterable[str | Rule] | None = ENV, tools: Any = None) -> None:
+                 toolsets: Mapping[str, Iterable[str]] | None = None, trusted: Iterable[str | Rule] = (),
+                 allowed_tools: Iterable[str | Rule] | None = ENV, tools: Any = None,
+                 groups: Mapping[str, Iterable[str]] | None = None) -> None:
         if preset not in PRESETS:
             raise PolicyConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         self.preset = preset
@@ -78,7 +80,10 @@ class Policy:
         self.layers: tuple[Layer, ...] = tuple(sorted(given, key=lambda la: KIND_ORDER.index(la.kind)))
         self.owners: tuple[tuple[Rule, frozenset[str]], ...] = tuple(
             (parse_rule(k), frozenset([v] if isinstance(v, str) else v)) for k, v in (owners or {}).items())
-        self.groups = {name: tuple(members) for name, members in (groups or {}).items()}
+        if toolsets is not None and groups is not None:
+            raise PolicyConfigError("give toolsets= or groups= (the same thing), not both")
+        named = toolsets if toolsets is not None else groups
+        self.toolsets = {name: tuple(members) for name, members in (named or {}).items()}
         self.trusted = tuple(parse_rule(r) for r in trusted)
         self.allowed_tools: tuple[Rule, ...] | None = (
             read_allowed_tools() if allowed_tools is ENV
@@ -115,12 +120,12 @@ class Policy:
 
     def _evaluate(self, name: str, arguments: dict[str, Any], context: CallContext, spec: ToolSpec | None,
                   toolset: Any) -> Explanation:
-        groups = self.group_resolver(toolset)
+        toolsets = self.toolset_resolver(toolset)
         version = spec.version if spec is not None else None
-        if self.allowed_tools is not None and not any(r.matches_name(name, groups) for r in self.allowed_tools):
+        if self.allowed_tools is not None and not any(r.matches_name(name, toolsets) for r in self.allowed_tools):
             return Explanation.of(Verdict.DENY, layer="ALLOWED_TOOLS", rule=None, tool=name,
                                   reason=f"{name} is not in ALLOWED_TOOLS")
-        owner = self._owner_check(name, context, spec, groups)
+        owner = self._owner_check(name, context, spec, toolsets)
         if owner is not None:
             return owner
         best: Explanation | None = None
@@ -131,17 +136,17 @@ class Policy:
                 if best is not None and verdict <= best.verdict:
                     break
                 for rule in layer.rules(kind):
-                    if rule.matches(name, version, arguments, groups, restrictive=verdict is not Verdict.ALLOW):
+                    if rule.matches(name, version, arguments, toolsets, restrictive=verdict is not Verdict.ALLOW):
                         best = Explanation.of(verdict, layer=layer.name, rule=rule.text, tool=name,
                                               reason=f"rule {kind} {rule.text!r} of layer {layer.name!r}")
                         break
-        return best if best is not None else self._preset(name, spec, groups)
+        return best if best is not None else self._preset(name, spec, toolsets)
 
     def _owner_check(self, name: str, context: CallContext, spec: ToolSpec | None,
-                     groups: GroupResolver) -> Explanation | None:
+                     toolsets: ToolsetResolver) -> Explanation | None:
         owners: set[str] = set()
         for rule, users in self.owners:
-            if rule.matches_name(name, groups):
+            if rule.matches_name(name, toolsets):
                 owners |= users
         meta = spec.metadata.get("owner") if spec is not None else None
         if isinstance(meta, str):
@@ -154,12 +159,12 @@ class Policy:
                                   reason=f"{name} is owner-only and {who} is not its owner")
         return None
 
-    def _preset(self, name: str, spec: ToolSpec | None, groups: GroupResolver) -> Explanation:
+    def _preset(self, name: str, spec: ToolSpec | None, toolsets: ToolsetResolver) -> Explanation:
         if spec is None:
             return Explanation.of(PRESETS[self.preset][Permission.SYSTEM], layer="preset", rule=None, tool=name,
                                   reason=f"preset {self.preset!r}: {name} is unknown, so it is treated as a "
                                          "system tool")
-        trusted = any(r.matches_name(name, groups) for r in self.trusted)
+        trusted = any(r.matches_name(name, toolsets) for r in self.trusted)
         level, why = effective_permission(spec, trusted=trusted)
         verdict = PRESETS[self.preset][level]
         reason = f"preset {self.preset!r}: {name} is a {level.value} tool"
@@ -169,11 +174,11 @@ class Policy:
             verdict, reason = Verdict.ASK, f"{reason}; it requires approval"
         return Explanation.of(verdict, layer="preset", rule=None, tool=name, reason=reason)
 
-    def group_resolver(self, toolset: Any = None) -> GroupResolver:
-        """``group name -> tool names``: the policy's ``groups``, else the registry's named toolsets."""
-        from toolrig.policy._groups import make_group_resolver
+    def toolset_resolver(self, toolset: Any = None) -> ToolsetResolver:
+        """``toolset name -> tool names``: the policy's ``toolsets``, else the registry's named toolsets."""
+        from toolrig.policy._toolsets import make_toolset_resolver
 
-        return make_group_resolver(self.groups, toolset if toolset is not None else self.tools)
+        return make_toolset_resolver(self.toolsets, toolset if toolset is not None else self.tools)
 
     # -- remembering ------------------------------------------------------------------------------
     def remember(self, name: str, version: str | None, arguments: Mapping[str, Any],
@@ -201,10 +206,10 @@ class Policy:
         if self.allowed_tools is None:
             return []
         known = [t.spec.name for t in toolset.list()]
-        return check_allowed_names(self.allowed_tools, known, self.group_resolver(toolset), ci=in_ci())
+        return check_allowed_names(self.allowed_tools, known, self.toolset_resolver(toolset), ci=in_ci())
 
     def lint(self, tools: Any = None) -> list[LintFinding]:
-        """Rules that can never match (unknown tools, groups, arguments) or are shadowed by another rule."""
+        """Rules that can never match (unknown tools, toolsets, arguments) or are shadowed by another rule."""
         from toolrig.policy._lint import lint_policy
 
         return lint_policy(self, tools if tools is not None else self.tools)

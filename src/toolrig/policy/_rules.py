@@ -1,7 +1,8 @@
-"""Policy rules: ``"read_*"``, ``"group:files"``, ``'shell(command="git *")'``, ``"deploy@1.2.0"``.
+"""Policy rules: ``"read_*"``, ``"toolset:files"``, ``'shell(command="git *")'``, ``"deploy@1.2.0"``.
 
-A rule names tools by a glob over names (``fnmatch`` case-sensitive), by a named group
-(``group:NAME``), optionally pinned to a version (``name@1.2.0``), and optionally constrains
+A rule names tools by a glob over names (``fnmatch`` case-sensitive), by a named toolset
+(``toolset:NAME``; ``group:NAME`` is the same, an older spelling), optionally pinned to a version
+(``name@1.2.0``), and optionally constrains
 argument values with globs (``tool(arg="glob", other="glob")``). A rule built by
 :func:`exact_rule` instead requires the whole argument object to be exactly equal.
 """
@@ -19,16 +20,27 @@ from typing import Any
 from toolrig.errors import PolicyConfigError
 from toolrig.policy._commands import command_matches
 
-__all__ = ["GroupResolver", "PolicyConfigError", "Rule", "canonical_json", "exact_rule", "parse_rule"]
+__all__ = [
+    "TOOLSET_PREFIXES",
+    "PolicyConfigError",
+    "Rule",
+    "ToolsetResolver",
+    "canonical_json",
+    "exact_rule",
+    "parse_rule",
+]
 
-GroupResolver = Callable[[str], "frozenset[str] | None"]
-"""``group name -> tool names`` (None when the group is unknown)."""
+ToolsetResolver = Callable[[str], "frozenset[str] | None"]
+"""``toolset name -> tool names`` (None when the toolset is unknown)."""
 
 COMMAND_ARGUMENTS = frozenset({"command", "cmd", "script"})
 """Argument names whose values are shell command lines, matched sub-command by sub-command."""
 
 _RULE = re.compile(r"^\s*(?P<tool>[^\s()@]+)(?:@(?P<version>[^\s()]+))?\s*(?:\((?P<args>.*)\))?\s*\Z", re.S)
 _GLOB = frozenset("*?[")
+
+TOOLSET_PREFIXES = ("toolset:", "group:")
+"""How a rule names a toolset: ``toolset:NAME``, or ``group:NAME`` (the same, an older spelling)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -42,7 +54,7 @@ class Rule:
 
     Attributes:
         text: the rule as written (shown by ``explain`` and ``lint``).
-        tool: a glob over tool names, or ``group:NAME``.
+        tool: a glob over tool names, or ``toolset:NAME`` (``group:NAME`` is the same).
         version: the exact tool version the rule is pinned to, or None for any.
         arguments: argument name -> glob over its value.
         exact_arguments: canonical JSON the whole argument object must equal (remembered approvals).
@@ -55,24 +67,27 @@ class Rule:
     exact_arguments: str | None = None
 
     @property
-    def group(self) -> str | None:
-        """The group name of a ``group:NAME`` rule."""
-        return self.tool[6:] if self.tool.startswith("group:") else None
+    def toolset(self) -> str | None:
+        """The toolset name of a ``toolset:NAME`` (or ``group:NAME``) rule."""
+        for prefix in TOOLSET_PREFIXES:
+            if self.tool.startswith(prefix):
+                return self.tool[len(prefix):]
+        return None
 
     @property
     def is_glob(self) -> bool:
-        """True when the tool part is a glob (not a plain name or a group)."""
-        return self.group is None and any(c in _GLOB for c in self.tool)
+        """True when the tool part is a glob (not a plain name or a toolset)."""
+        return self.toolset is None and any(c in _GLOB for c in self.tool)
 
-    def matches_name(self, name: str, groups: GroupResolver) -> bool:
+    def matches_name(self, name: str, toolsets: ToolsetResolver) -> bool:
         """Does the tool part match ``name``?"""
-        group = self.group
-        if group is not None:
-            members = groups(group)
+        toolset = self.toolset
+        if toolset is not None:
+            members = toolsets(toolset)
             return members is not None and name in members
         return fnmatch.fnmatchcase(name, self.tool)
 
-    def matches(self, name: str, version: str | None, arguments: Mapping[str, Any], groups: GroupResolver, *,
+    def matches(self, name: str, version: str | None, arguments: Mapping[str, Any], toolsets: ToolsetResolver, *,
                 restrictive: bool) -> bool:
         """Does the rule cover this call?
 
@@ -80,7 +95,7 @@ class Rule:
         its sub-commands matches; for allow rules EVERY sub-command must match (and a command that
         cannot be parsed safely never matches).
         """
-        if not self.matches_name(name, groups):
+        if not self.matches_name(name, toolsets):
             return False
         if self.version is not None and version != self.version:
             return False
@@ -123,11 +138,11 @@ def parse_rule(text: str | Rule) -> Rule:
         raise PolicyConfigError(f"a rule must be a string, got {type(text).__name__}: {text!r}")
     m = _RULE.match(text)
     if m is None or not m["tool"]:
-        raise PolicyConfigError(f"cannot parse rule {text!r}: expected 'name', 'glob*', 'group:NAME', "
+        raise PolicyConfigError(f"cannot parse rule {text!r}: expected 'name', 'glob*', 'toolset:NAME', "
                                 "'name@version' or 'name(arg=\"glob\")'")
     tool = m["tool"]
-    if tool.startswith("group:") and len(tool) == 6:
-        raise PolicyConfigError(f"rule {text!r}: 'group:' needs a group name")
+    if any(tool == prefix for prefix in TOOLSET_PREFIXES):
+        raise PolicyConfigError(f"rule {text!r}: '{tool}' needs a toolset name")
     arguments = _parse_arguments(text, m["args"]) if m["args"] is not None else {}
     return Rule(text=text.strip(), tool=tool, version=m["version"], arguments=arguments)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolrig.registry._groups import ALL, ToolGroups, ToolsetDefinition
+from toolrig.registry._named import ALL, NamedToolsets, ToolsetDefinition
 from toolrig.registry._registry import HOOK_EVENTS, HookEvent, Registry
 from toolrig.registry._view import RegistryToolset
 
@@ -20,10 +20,10 @@ __all__ = [
     "ALL",
     "HOOK_EVENTS",
     "HookEvent",
+    "NamedToolsets",
     "Registry",
     "RegistryToolset",
     "ReloadResult",
-    "ToolGroups",
     "ToolsetDefinition",
     "Watcher",
     "awatch",

@@ -19,7 +19,7 @@ tools a model may use now. Rules, in one place:
   exception reaches the caller, nothing changes); ``after_*`` hooks see the done deed. Hooks run
   outside the registry lock, so they may use the registry. ``replace=True`` fires only the
   register hooks.
-- **Toolsets.** Named groups of tools (:mod:`toolrig.registry._groups`), resolved lazily.
+- **Toolsets.** Named groups of tools (:mod:`toolrig.registry._named`), resolved lazily.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from toolrig._spec import Permission, ToolStatus
 from toolrig._tool_class import as_tool
 from toolrig._versions import SelectorError, best, parse_selector, rank, split_key
 from toolrig.errors import RegistryError, ToolNotFoundError, VersionConflictError
-from toolrig.registry._groups import ToolGroups, ToolsetDefinition
+from toolrig.registry._named import NamedToolsets, ToolsetDefinition
 from toolrig.toolsets._toolset import Toolset
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class Registry(Toolset):
         self._tools: dict[str, dict[Version, BaseTool]] = {}
         self._sources: dict[tuple[str, Version], str] = {}
         self._hooks: dict[str, builtins.list[Hook]] = {event: [] for event in HOOK_EVENTS}
-        self.groups = ToolGroups()
+        self.named_toolsets = NamedToolsets()
         for item in tools:
             self.register(item)
 
@@ -284,9 +284,9 @@ class Registry(Toolset):
                        description: str = "", replace: bool = False) -> RegistryToolset:
         """Define a named toolset of tool names / globs and included toolsets; return its view.
 
-        See :mod:`toolrig.registry._groups` for resolution rules (cycles resolve to the union).
+        See :mod:`toolrig.registry._named` for resolution rules (cycles resolve to the union).
         """
-        self.groups.define(ToolsetDefinition(name=name, tools=tuple(tools), includes=tuple(includes),
+        self.named_toolsets.define(ToolsetDefinition(name=name, tools=tuple(tools), includes=tuple(includes),
                                              description=description), replace=replace)
         return self.toolset(name)
 
@@ -294,14 +294,14 @@ class Registry(Toolset):
         """The sorted tool names of a named toolset (``"all"`` / ``"*"``: every registered tool)."""
         with self._lock:
             registered = builtins.list(self._tools)
-        return self.groups.resolve(name, registered, strict=strict)
+        return self.named_toolsets.resolve(name, registered, strict=strict)
 
     def toolset(self, name: str) -> RegistryToolset:
         """A live :class:`~toolrig.toolsets.Toolset` view of the named toolset's visible tools."""
         from toolrig.registry._view import RegistryToolset
 
-        if not self.groups.exists(name):
-            self.groups.resolve(name, ())  # raises the "unknown toolset" error with hints
+        if not self.named_toolsets.exists(name):
+            self.named_toolsets.resolve(name, ())  # raises the "unknown toolset" error with hints
         return RegistryToolset(self, name)
 
     # -- loading (functions of toolrig.registry._loading and _reload, offered as methods) -------

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from toolrig._spec import check_name
 from toolrig.errors import RegistryError, ToolNotFoundError
 
-__all__ = ["ALL", "ToolGroups", "ToolsetDefinition"]
+__all__ = ["ALL", "NamedToolsets", "ToolsetDefinition"]
 
 ALL = frozenset({"all", "*"})
 """Names meaning "every registered tool"."""
@@ -39,7 +39,7 @@ class ToolsetDefinition:
     description: str = ""
 
 
-class ToolGroups:
+class NamedToolsets:
     """A thread-safe table of :class:`ToolsetDefinition` and their resolution."""
 
     def __init__(self) -> None:

@@ -1,4 +1,4 @@
-"""Resolving ``group:NAME``: the policy's own groups first, then the registry's named toolsets."""
+"""Resolving ``toolset:NAME``: the policy's own toolsets first, then the registry's named toolsets."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolrig.errors import ToolrigError
-from toolrig.policy._rules import GroupResolver
+from toolrig.policy._rules import TOOLSET_PREFIXES, ToolsetResolver
 
-__all__ = ["make_group_resolver", "tool_names"]
+__all__ = ["make_toolset_resolver", "tool_names"]
 
 
 def tool_names(toolset: Any) -> list[str]:
@@ -19,9 +19,9 @@ def tool_names(toolset: Any) -> list[str]:
     return [t.spec.name for t in toolset.list()]
 
 
-def make_group_resolver(groups: Mapping[str, Sequence[str]], toolset: Any) -> GroupResolver:
-    """A resolver over ``groups`` (names or globs; expanded against ``toolset`` when given) and the
-    toolset's ``resolve_toolset`` (a Registry's named toolsets). Unknown groups resolve to None."""
+def make_toolset_resolver(named: Mapping[str, Sequence[str]], toolset: Any) -> ToolsetResolver:
+    """A resolver over ``named`` (names or globs; expanded against ``toolset`` when given) and the
+    toolset's ``resolve_toolset`` (a Registry's named toolsets). Unknown toolsets resolve to None."""
     cache: dict[str, frozenset[str] | None] = {}
     names: list[str] | None = None
 
@@ -30,13 +30,13 @@ def make_group_resolver(groups: Mapping[str, Sequence[str]], toolset: Any) -> Gr
         if name in cache:
             return cache[name]
         result: frozenset[str] | None = None
-        if name in groups:
+        if name in named:
             if names is None:
                 names = tool_names(toolset)
             members: set[str] = set()
-            for entry in groups[name]:
-                if entry.startswith("group:"):
-                    continue  # nested groups are not expanded, to keep resolution obviously finite
+            for entry in named[name]:
+                if entry.startswith(TOOLSET_PREFIXES):
+                    continue  # nested toolsets are not expanded, to keep resolution obviously finite
                 members.update(n for n in names if fnmatch.fnmatchcase(n, entry))
                 if not any(c in entry for c in "*?["):
                     members.add(entry)
