@@ -15,6 +15,7 @@ from toolrig.audit._record import COMPLETED, STARTED, AuditRecord
 from toolrig.audit._sinks import (
     AUDIT_ENV,
     AuditSink,
+    AuditTarget,
     CallableSink,
     configured_audit_path,
     default_audit_path,
@@ -30,6 +31,7 @@ __all__ = [
     "AuditLog",
     "AuditRecord",
     "AuditSink",
+    "AuditTarget",
     "AuditWriter",
     "CallableSink",
     "Since",

@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Union, cast, runtime_checkable
 
 from toolrig.audit._record import AuditRecord
 from toolrig.audit._sqlite import SqliteSink
 
-__all__ = ["AUDIT_ENV", "AuditSink", "CallableSink", "configured_audit_path", "default_audit_path", "open_sink"]
+__all__ = ["AUDIT_ENV", "AuditSink", "AuditTarget", "CallableSink", "configured_audit_path", "default_audit_path",
+           "open_sink"]
 
 AUDIT_ENV = "TOOLRIG_AUDIT"
 """Environment variable read when ``audit`` is None: a path, a ``sqlite:///`` URL, or ``off``."""
@@ -36,6 +37,10 @@ class AuditSink(Protocol):
     def write(self, records: Sequence[AuditRecord]) -> None:
         """Store ``records`` durably; a row with a known ``id`` completes the earlier row."""
         ...
+
+
+AuditTarget = Union[None, bool, str, "os.PathLike[str]", AuditSink, Callable[[AuditRecord], object]]
+"""What ``Runtime(audit=...)`` accepts (see the module docstring)."""
 
 
 class CallableSink:
@@ -86,7 +91,7 @@ def _from_string(target: str) -> AuditSink | None:
     return SqliteSink(text)
 
 
-def open_sink(audit: Any) -> AuditSink | None:
+def open_sink(audit: AuditTarget | Any) -> AuditSink | None:
     """The sink for a ``Runtime(audit=...)`` value (see the module docstring); None when audit is off.
 
     Raises:
@@ -103,8 +108,7 @@ def open_sink(audit: Any) -> AuditSink | None:
     if isinstance(audit, os.PathLike):
         return SqliteSink(os.fspath(audit))
     if callable(getattr(audit, "write", None)):
-        sink: AuditSink = audit
-        return sink
+        return cast(AuditSink, audit)
     if callable(audit):
         return CallableSink(audit)
     raise TypeError(f"audit must be None, False, a path, a sqlite:/// URL, a sink or a callable; "

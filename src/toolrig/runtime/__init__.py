@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolrig._decision import Decision, Verdict, approves, as_decision, fold_decisions
 from toolrig.errors import CallTimeoutError
-from toolrig.runtime._chain import CallNext, Stage, build_chain
+from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
 from toolrig.runtime._clock import Clock, FakeClock, SystemClock
 from toolrig.runtime._defaults import (
     default_stages,
@@ -58,6 +58,7 @@ __all__ = [
     "CallNext",
     "CallTimeoutError",
     "Clock",
+    "ClosableStage",
     "Decision",
     "Executor",
     "Executors",

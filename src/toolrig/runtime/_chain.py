@@ -1,8 +1,9 @@
 """The middleware contract and the chain built from stages, once.
 
-A stage is any object with an async ``__call__(inv, call_next) -> ToolOutcome`` and a ``name``.
-Stages are listed outermost first; the chain is built by reverse-wrapping, so the first
-stage sees the call first and the outcome last.
+A stage is any object with an async ``__call__(inv, call_next) -> ToolOutcome`` and a ``name``;
+one that holds resources also has ``async aclose()`` (:class:`ClosableStage`), which
+``Runtime.aclose()`` calls. Stages are listed outermost first; the chain is built by
+reverse-wrapping, so the first stage sees the call first and the outcome last.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from toolrig._outcome import ToolOutcome
 from toolrig.runtime._invocation import Invocation
 
-__all__ = ["CallNext", "Stage", "build_chain"]
+__all__ = ["CallNext", "ClosableStage", "Stage", "build_chain"]
 
 CallNext = Callable[[Invocation], Awaitable[ToolOutcome]]
 """Runs the rest of the chain."""
@@ -27,6 +28,15 @@ class Stage(Protocol):
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         """Do this stage's work around ``call_next``; return an outcome (never raise for bad calls)."""
+        ...
+
+
+@runtime_checkable
+class ClosableStage(Stage, Protocol):
+    """A stage that holds resources (an audit writer, a connection) and releases them in :meth:`aclose`."""
+
+    async def aclose(self) -> None:
+        """Release what the stage holds (called once by ``Runtime.aclose()``)."""
         ...
 
 

@@ -8,7 +8,7 @@ import logging
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.from_thread
@@ -18,7 +18,7 @@ from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.runtime._chain import CallNext, Stage, build_chain
+from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
@@ -28,7 +28,12 @@ from toolrig.runtime._terminal import invoke_tool, really_cancelled
 from toolrig.runtime.executors._base import Executors
 from toolrig.toolsets._toolset import Toolset
 
-__all__ = ["Runtime", "as_toolset"]
+if TYPE_CHECKING:
+    from toolrig.audit import AuditTarget
+    from toolrig.runtime.stages._audit import AuditMode
+    from toolrig.state import StateBackend
+
+__all__ = ["PolicyLike", "Runtime", "as_toolset"]
 
 log = logging.getLogger("toolrig.runtime")
 
@@ -42,14 +47,21 @@ def as_toolset(tools: Any) -> Toolset:
     return FunctionToolset(list(tools))
 
 
-def _with_policy(stages: Sequence[Stage], policy: Any, toolset: Toolset, *, default: bool) -> tuple[Stage, ...]:
+class PolicyLike(Protocol):
+    """Anything that makes the runtime's policy stage (a :class:`toolrig.Policy` does)."""
+
+    def as_stage(self, toolset: Any = None) -> Stage: ...
+
+
+def _with_policy(stages: Sequence[Stage], policy: PolicyLike | Stage, toolset: Toolset, *,
+                 default: bool) -> tuple[Stage, ...]:
     """``stages`` with the policy's stage just before ``approval`` (which must exist: asks need an asker)."""
     from toolrig.runtime._defaults import insert_before, replace_stage
     from toolrig.runtime.stages._approval import ApprovalStage
 
     if not any(s.name == "approval" for s in stages):
         raise ValueError("policy= needs an 'approval' stage after it, or its asks would go unasked")
-    stage = policy.as_stage(toolset) if hasattr(policy, "as_stage") else policy
+    stage: Stage = policy.as_stage(toolset) if hasattr(policy, "as_stage") else policy
     out = insert_before(stages, "approval", stage)
     if default:  # the policy decides by permission level now; approval follows its (folded) decision
         out = replace_stage(out, "approval", ApprovalStage(permissions=()))
@@ -88,9 +100,10 @@ class Runtime:
             reach only the tools the runtime advertises (see ``docs/runtime.md``).
     """
 
-    def __init__(self, tools: Any, *, stages: Sequence[Stage] | None = None, hooks: Iterable[Hook] = (),
-                 audit: Any = None, audit_mode: str = "batched", state: Any = "memory",
-                 approval: ApprovalHandler | None = None, clock: Clock | None = None, policy: Any = None,
+    def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage] | None = None,
+                 hooks: Iterable[Hook] = (), audit: AuditTarget = None, audit_mode: AuditMode = "batched",
+                 state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
+                 clock: Clock | None = None, policy: PolicyLike | Stage | None = None,
                  executors: Executors | None = None, allow_selectors: bool = False) -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import make_state
@@ -218,9 +231,8 @@ class Runtime:
     async def aclose(self) -> None:
         """Flush and close what the stages hold (audit writer, state connections) and the executors."""
         for stage in self.stages:
-            close = getattr(stage, "aclose", None)
-            if close is not None:
-                await close()
+            if isinstance(stage, ClosableStage):
+                await stage.aclose()
         if self._own_executors:
             await self.services.executors.aclose()
         if self._owns_state:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from toolrig._calls import ToolCall
     from toolrig._context import CallContext
     from toolrig._define import BaseTool
+    from toolrig.runtime._hook import Hook
     from toolrig.toolsets import Toolset
 
 __all__ = ["ApprovalHandler", "Services"]
@@ -37,7 +38,7 @@ class Services:
     """
 
     toolset: Toolset
-    hooks: tuple[Any, ...] = ()
+    hooks: tuple[Hook, ...] = ()
     clock: Clock = field(default_factory=SystemClock)
     state: Any = None
     approval: ApprovalHandler | None = None
