@@ -120,3 +120,17 @@ def test_redaction_is_idempotent_and_never_raises(text: str) -> None:
 def test_a_key_embedded_in_any_text_is_always_removed(noise: str) -> None:
     out = redact_text(f"{noise} {GHP} {noise}")
     assert GHP not in out
+
+
+def test_may_redact_is_false_only_when_nothing_could_change() -> None:
+    """The one-search gate of the output fast path: every rule's and every sensitive key's hint is in it."""
+    from toolrig.redact import _KEY_HINTS, SENSITIVE_KEYS
+
+    for key in ("password", "passwd", "db_password", "api_key", "apikey", "client-secret", "x_auth_token", "pwd",
+                "Authorization", "cookie", "credentials", "refresh_token", "private_key"):
+        assert SENSITIVE_KEYS.match(key)
+        assert any(h in key.lower() for h in _KEY_HINTS), key
+        assert DEFAULT_REDACTOR.may_redact(f'{{"{key}": 1}}')
+    assert not DEFAULT_REDACTOR.may_redact('{"passengers": 2, "flights": [{"price": 129.0}]}')
+    assert DEFAULT_REDACTOR.may_redact("call me with sk-" + "a" * 30)
+    assert Redactor.create([r"\d{4,}"]).may_redact("plain")  # a rule without hints: always look closer

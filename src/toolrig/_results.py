@@ -118,6 +118,7 @@ class ToolResult:
     parts: tuple[Part, ...] = ()
     is_error: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def text_result(cls, text: str, *, is_error: bool = False) -> ToolResult:
@@ -131,11 +132,13 @@ class ToolResult:
 
     @property
     def text(self) -> str:
-        """The model-facing rendering: every part rendered, joined by blank lines."""
-        parts = self.parts
-        if len(parts) == 1:
-            return parts[0].render()
-        return "\n\n".join(p.render() for p in parts)
+        """The model-facing rendering: every part rendered, joined by blank lines (computed once)."""
+        text = self._text
+        if text is None:
+            parts = self.parts
+            text = parts[0].render() if len(parts) == 1 else "\n\n".join(p.render() for p in parts)
+            object.__setattr__(self, "_text", text)
+        return text
 
     @property
     def structured(self) -> Any:

@@ -51,7 +51,13 @@ def test_the_fast_path_takes_the_usual_cases() -> None:
     limits = OutputLimits()
     assert _untouched(ToolOutcome.success("c", "t", to_result(5), attempts=1), limits, DEFAULT_REDACTOR)
     assert _untouched(ToolOutcome.success("c", "t", to_result("hello"), attempts=1), limits, DEFAULT_REDACTOR)
-    assert not _untouched(ToolOutcome.success("c", "t", to_result([1, 2]), attempts=1), limits, DEFAULT_REDACTOR)
+    assert _untouched(ToolOutcome.success("c", "t", to_result([1, 2]), attempts=1), limits, DEFAULT_REDACTOR)
+    flights = {"passengers": 2, "flights": [{"flight": "TR100", "price": 129.0}] * 3}
+    assert _untouched(ToolOutcome.success("c", "t", to_result(flights), attempts=1), limits, DEFAULT_REDACTOR)
+    many = list(range((limits.max_items or 0) + 1))  # enough commas that a list could be over the cap: walk it
+    assert not _untouched(ToolOutcome.success("c", "t", to_result(many), attempts=1), limits, DEFAULT_REDACTOR)
+    keyed = {"api_key": 12345}  # a sensitive key hides a number the text rules would not touch
+    assert not _untouched(ToolOutcome.success("c", "t", to_result(keyed), attempts=1), limits, DEFAULT_REDACTOR)
 
 
 def test_a_secret_or_a_long_text_still_goes_the_general_way() -> None:

@@ -128,6 +128,12 @@ def _arguments(call: ToolCall, redactor: Redactor) -> tuple[Any, str | None]:
     """
     args: Any = call.arguments
     sent = None
+    if isinstance(args, str) and len(args) <= MAX_ARGUMENTS and not redactor.may_redact(args):
+        try:  # nothing in the text can be redacted: store it as sent, parsed once for the record
+            parsed = json.loads(args) if args.strip() else {}
+            return (None, None) if parsed is None else (parsed, args if args.strip() else "{}")
+        except (ValueError, RecursionError):
+            pass  # not JSON: the general way below stores it as capped text
     if isinstance(args, str):
         try:
             if args.strip():

@@ -160,11 +160,12 @@ _SCALARS = (int, float, bool, type(None))
 
 
 def _untouched(outcome: ToolOutcome, limits: OutputLimits, redactor: Redactor | None) -> bool:
-    """True when the general path would return ``outcome`` itself, decided cheaply.
+    """True when the general path would return ``outcome`` itself, decided in one look at the content.
 
-    That is: one text part (the content) or one JSON scalar, content within both size limits (so no
-    cut and no cap), and a redactor that leaves the content as is (a scalar's data is never
-    redacted; its rendering in the content still is scanned, as the general path does).
+    That is: one text part or one JSON part whose rendering is the content; the content within both
+    size limits (so no cut); no JSON list that could be over ``max_items`` (a list of more items has
+    at least that many commas in the rendering); and nothing the redactor could change — decided by
+    one search of the rendering, which holds every key and string of the data.
     """
     result = outcome.result
     if result is None or outcome.error is not None or len(result.parts) != 1:
@@ -177,9 +178,13 @@ def _untouched(outcome: ToolOutcome, limits: OutputLimits, redactor: Redactor | 
     part = result.parts[0]
     if isinstance(part, TextPart):
         plain = part.text == content
+    elif isinstance(part, JsonPart):
+        plain = (content is result.text or content == result.text) and (
+            type(part.data) in _SCALARS or limits.max_items is None or content.count(",") < limits.max_items)
     else:
-        plain = isinstance(part, JsonPart) and type(part.data) in _SCALARS
-    return plain and (redactor is None or redactor.text(content) is content)
+        return False
+    return plain and (redactor is None or not redactor.may_redact(content) or (redactor.text(content) is content
+                      and type(part) is TextPart))
 
 
 def shape_output(outcome: ToolOutcome, limits: OutputLimits, redactor: Redactor | None, *,
