@@ -202,3 +202,37 @@ async def test_two_running_calls_with_the_same_id_are_both_tracked() -> None:
     assert [o.error.kind for o in results if o.error] == [ErrorKind.CANCELLED, ErrorKind.CANCELLED]
     assert not rt.cancel("same")
     await rt.aclose()
+
+
+def test_each_tool_runs_only_the_stages_that_can_apply_to_it() -> None:
+    """The chain is compiled per tool: a plain readonly tool skips fence, cache, approval, retry, ..."""
+    from toolrig import RetryPolicy
+    from toolrig.runtime import Invocation, default_stages, insert_before
+
+    @tool(permission="readonly")
+    def plain(x: int) -> int:
+        """Plain."""
+        return x
+
+    @tool(trust="external", cacheable=True, rate_limit="5/minute", retry=RetryPolicy(max_attempts=2),
+          permission="destructive")
+    def busy(x: int) -> int:
+        """Everything on."""
+        return x
+
+    class Custom:
+        name = "custom"
+
+        async def __call__(self, inv: Invocation, call_next: Any) -> Any:
+            return await call_next(inv)
+
+    rt = Runtime([plain, busy], audit=False)
+    lean = rt.chain_for(plain)
+    assert lean[:3] == ["telemetry", "resolve", "repair"]
+    assert not {"fence", "hooks", "approval", "rate_limit", "cache", "retry", "timeout"} & set(lean)
+    assert {"validate", "output", "loop_guard", "breaker"} <= set(lean)
+    assert set(rt.chain_for(busy)) == {s.name for s in rt.stages} - {"hooks", "timeout"}  # no hooks, no default timeout
+    unknown = Runtime([plain], stages=insert_before(default_stages(audit=False), "approval", Custom()))
+    assert "approval" in unknown.chain_for(plain)  # a stage that might decide keeps approval (fail closed)
+    hooked = Runtime([plain], audit=False, hooks=[object()])
+    assert hooked.chain_for(plain) == [s.name for s in hooked.stages]  # a hook may redirect: the whole list

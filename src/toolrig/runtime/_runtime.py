@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -119,11 +120,48 @@ class Runtime:
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
-        self._chain: CallNext = build_chain(self.stages, invoke_tool)
+        self._chain: CallNext = self._build()
         self._running: dict[str, list[_Running]] = {}
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
         self._closed = False
+
+    # -- the chain ---------------------------------------------------------------------------------
+    def _build(self) -> CallNext:
+        """The chain: outer stages up to resolve, then per tool only the inner stages that apply to it.
+
+        After the resolve stage the tool is known, so each tool gets its own inner chain, compiled on
+        first use, that leaves out the stages that cannot apply to it (no rate limit, not cacheable,
+        internal trust, nothing to approve, no retry policy, ...; see each stage's ``applies``). With
+        hooks (which may redirect a call to another tool) or without a resolve stage, every call runs
+        the whole list.
+        """
+        names = [s.name for s in self.stages]
+        if "resolve" not in names or self.services.hooks:
+            return build_chain(self.stages, invoke_tool)
+        cut = names.index("resolve") + 1
+        inner = self.stages[cut:]
+        compiled: weakref.WeakKeyDictionary[BaseTool, CallNext] = weakref.WeakKeyDictionary()
+        services = self.services
+
+        def dispatch(inv: Invocation) -> Awaitable[ToolOutcome]:
+            tool = inv.tool
+            assert tool is not None
+            chain = compiled.get(tool)
+            if chain is None:
+                chain = compiled[tool] = build_chain(inner_for(tool, inner, services), invoke_tool)
+            return chain(inv)
+
+        self._compiled = compiled
+        return build_chain(self.stages[:cut], dispatch)
+
+    def chain_for(self, tool: BaseTool) -> list[str]:
+        """The names of the stages a call of ``tool`` runs through, outermost first (for inspection)."""
+        names = [s.name for s in self.stages]
+        if "resolve" not in names or self.services.hooks:
+            return names
+        cut = names.index("resolve") + 1
+        return names[:cut] + [s.name for s in inner_for(tool, self.stages[cut:], self.services)]
 
     # -- calls ----------------------------------------------------------------------------------
     async def call(self, call: ToolCall, context: CallContext | None = None) -> ToolOutcome:
@@ -259,6 +297,21 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def inner_for(tool: BaseTool, stages: Sequence[Stage], services: Services) -> list[Stage]:
+    """The stages of ``stages`` that apply to ``tool`` (a stage without ``applies`` always does).
+
+    A stage may depend on the others (approval stays while some stage may decide), so the selection is
+    repeated on what remains until it no longer shrinks.
+    """
+    selected = list(stages)
+    while True:
+        kept = [s for s in selected if (applies := getattr(s, "applies", None)) is None
+                or applies(tool, services, selected)]
+        if len(kept) == len(selected):
+            return kept
+        selected = kept
 
 
 def _cancel(entry: _Running) -> None:

@@ -14,15 +14,17 @@ Only an explicit yes approves: ``True`` or ``Decision.allow``. Anything else —
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from toolrig._calls import ToolCall
 from toolrig._decision import approves
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import Permission
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.runtime.stages._hooks import _NoAnswer, call_hook, hook_name
 
 __all__ = ["ApprovalStage"]
@@ -62,6 +64,17 @@ class ApprovalStage:
         if spec.permission in self.permissions:
             return f"{spec.name} is a {spec.permission.value} tool"
         return None
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """When the tool may need approval: by its declaration, its permission, or a decision of another stage.
+
+        Any stage that may decide (``decides`` true, or not declared: an unknown stage might) keeps it.
+        """
+        spec = tool.spec
+        return (spec.requires_approval or spec.permission in self.permissions
+                or any(getattr(s, "decides", True) for s in stages if s is not self))
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         reason = self._reason(inv)

@@ -17,16 +17,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import ToolSpec
 from toolrig.errors import ArgumentsError, ModelRetry, RateLimitedError
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.state._access import StateAccess
 from toolrig.state._base import (
     BreakerConfig,
@@ -109,6 +111,12 @@ class BreakerStage:
         self.overrides = {name: tuned(self.config, t) for name, t in (overrides or {}).items()}
         self._configs: dict[str, tuple[ToolSpec, BreakerConfig | None]] = {}
         self._access = StateAccess(state, stage=self.name)
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """Unless the breaker is turned off for the tool."""
+        return self.config_for(tool.spec) is not None
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None

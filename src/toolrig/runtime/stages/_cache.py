@@ -22,15 +22,17 @@ with the last good result, marked ``meta["stale"] = True`` and a note in its con
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from toolrig._context import CallContext
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig._results import ToolResult
 from toolrig.errors import ArgumentsError, ModelRetry
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.state._access import StateAccess
 from toolrig.state._base import KeyValueStore, StateBackend, StateUnavailable
 from toolrig.state._keys import canonical_arguments, digest
@@ -97,6 +99,12 @@ class CacheStage:
         self._access = StateAccess(state, stage=self.name)
         self._seen: dict[int, StateBackend] = {}
         self._stats = {"hits": 0, "misses": 0, "stale": 0, "stores": 0, "bypassed": 0, "errors": 0}
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """Only cacheable tools."""
+        return tool.spec.cacheable
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None and inv.values is not None

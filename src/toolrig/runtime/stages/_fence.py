@@ -10,13 +10,15 @@ sanitised too, since it may quote the tool's output. Internal tools pass through
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig._spec import Trust
 from toolrig.fencing import fence, new_nonce, sanitize
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 
 __all__ = ["FenceStage"]
 
@@ -38,6 +40,12 @@ class FenceStage:
 
     def __init__(self, *, nonce_factory: Callable[[], str] = new_nonce) -> None:
         self.nonce_factory = nonce_factory
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """Only external tools' output is fenced."""
+        return tool.spec.trust is Trust.EXTERNAL
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         outcome = await call_next(inv)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -35,8 +35,9 @@ from toolrig._decision import Decision, as_decision, fold_decisions
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.runtime.stages._validate import invalid
 
 __all__ = ["HooksStage", "_NoAnswer", "call_hook", "decision_meta", "hook_name"]
@@ -114,6 +115,12 @@ class HooksStage:
     def _deadline(self, hook: Any) -> float:
         own = getattr(hook, "timeout", None)
         return float(own) if isinstance(own, int | float) and not isinstance(own, bool) and own > 0 else self.timeout
+
+    decides = True
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """Only when there are hooks, or the tool reviews its own calls."""
+        return bool(services.hooks) or type(tool).review is not BaseTool.review
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         hooks = inv.services.hooks

@@ -9,12 +9,14 @@ A tool opts out with ``metadata={"loop_guard": False}`` (e.g. a status poll), or
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import Trust
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.state._access import StateAccess
 from toolrig.state._base import StateBackend, StateUnavailable
 from toolrig.state._keys import canonical_arguments, digest
@@ -46,6 +48,12 @@ class LoopGuardStage:
         self.window = window
         self.exempt = frozenset(exempt)
         self._access = StateAccess(state, stage=self.name)
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """Unless the tool is exempt (by name or ``metadata={"loop_guard": False}``)."""
+        return tool.spec.name not in self.exempt and tool.spec.metadata.get("loop_guard", True) is not False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None and inv.values is not None

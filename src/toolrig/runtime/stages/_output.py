@@ -258,6 +258,8 @@ class OutputStage:
         self.redactor = redactor
         self.per_tool = dict(per_tool or {})
 
+    decides = False
+
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         outcome = await call_next(inv)
         tool = inv.tool

@@ -16,13 +16,15 @@ time, as the ``limits`` library keeps them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import ToolSpec
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.state._access import StateAccess
 from toolrig.state._base import StateBackend, StateUnavailable
 from toolrig.state._limiting import LimitRequest, LimitVerdict, describe_limit, parse_limits
@@ -59,6 +61,12 @@ class RateLimitStage:
         self._user_scoped = per_user is not None or quotas is not None
         self._tool_requests: dict[str, tuple[ToolSpec, tuple[LimitRequest, ...]]] = {}
         self._access = StateAccess(state, stage=self.name)
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """When the tool has a rate limit, or limits apply per user."""
+        return tool.spec.rate_limit is not None or self._user_scoped
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None

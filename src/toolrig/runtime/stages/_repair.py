@@ -238,6 +238,8 @@ class RepairStage:
             return value, []
         return repair_arguments(raw, schema, self.limits)
 
+    decides = False
+
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None
         repairs: list[str] = []

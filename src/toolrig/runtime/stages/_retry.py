@@ -22,14 +22,16 @@ attempt each, so ``max_attempts`` is never multiplied. A tool that retries by it
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ToolOutcome
 from toolrig._spec import RetryPolicy
 from toolrig.errors import CallTimeoutError, ExecutorBusyError, RateLimitedError, TransientError
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 
 __all__ = ["RetryStage", "backoff_delay", "next_delay", "should_retry"]
 
@@ -94,6 +96,13 @@ class RetryStage:
                  jitter: Callable[[], float] = random.random) -> None:
         self.default = default
         self.jitter = jitter
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """When a retry policy with more than one attempt applies to the tool."""
+        policy = tool.spec.retry or self.default
+        return policy is not None and policy.max_attempts > 1
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None

@@ -9,9 +9,13 @@ carries a :class:`~toolrig.errors.CallTimeoutError`, which the retry stage retri
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from toolrig._define import BaseTool
 from toolrig._outcome import ToolOutcome
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 
 __all__ = ["TimeoutStage"]
 
@@ -29,6 +33,12 @@ class TimeoutStage:
         if default is not None and not default > 0:
             raise ValueError("the default timeout must be a positive number of seconds")
         self.default = default
+
+    decides = False
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """When this stage's default would apply (a tool's own ``spec.timeout`` needs no stage)."""
+        return self.default is not None and tool.spec.timeout is None
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None

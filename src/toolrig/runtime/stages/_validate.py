@@ -41,6 +41,8 @@ class ValidateStage:
     def __init__(self, *, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
         self.limits = limits
 
+    decides = False
+
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         tool = inv.tool
         assert tool is not None
