@@ -11,10 +11,11 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType, UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
+from toolrig._records import RecordPlan
 from toolrig.errors import InjectionError
 
 __all__ = [
@@ -101,13 +102,8 @@ class CallContext:
         return (_make_context, (kwargs,))
 
     def derive(self, **changes: Any) -> CallContext:
-        """A copy with some fields changed (contexts are never mutated)."""
-        if type(self) is not CallContext or not changes.keys() <= _PLAIN_FIELDS:
-            return replace(self, **changes)
-        # Only fields that __post_init__ leaves alone: copy the already-private state at once.
-        new = object.__new__(CallContext)
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        """A copy with some fields changed (contexts are never mutated; cheaply: :mod:`toolrig._records`)."""
+        return _PLAN.derive(self, changes)
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -139,7 +135,8 @@ class CallContext:
         )
 
 
-_PLAIN_FIELDS = frozenset(f.name for f in fields(CallContext)) - {"roles", "state", "metadata"}
+_PLAN = RecordPlan(CallContext, normalized=("roles", "state", "metadata"),
+                   factories={"state": lambda: MappingProxyType({}), "metadata": lambda: MappingProxyType({})})
 
 
 def _make_context(kwargs: dict[str, Any]) -> CallContext:

@@ -17,6 +17,7 @@ from typing import Any
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
 from toolrig._outcome import ErrorKind, ToolOutcome
+from toolrig._records import RecordPlan
 from toolrig._shown import shown_name
 from toolrig.redact import Redactor
 
@@ -86,11 +87,13 @@ class AuditRecord:
         return out
 
 
+_PLAN = RecordPlan(AuditRecord, factories={"meta": dict})
+
+
 def _build(values: dict[str, Any]) -> AuditRecord:
-    """An :class:`AuditRecord` from a value for EVERY field, without the frozen ``__init__``'s per-field setattr."""
-    record: AuditRecord = object.__new__(AuditRecord)
-    object.__setattr__(record, "__dict__", values)
-    return record
+    """An :class:`AuditRecord` from a value for every field (cheaply: :mod:`toolrig._records`)."""
+    made: AuditRecord = _PLAN.make(values)
+    return made
 
 
 class _Duplicates(dict[str, Any]):
