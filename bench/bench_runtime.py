@@ -52,7 +52,7 @@ from _runtime_peers import arguments as workload_arguments
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 REFERENCE = "pydantic_ai.handle_call"
-ELSEWHERE_US = {  # measured on another machine for the same tool (the acceptance text of the issue)
+ELSEWHERE_US = {  # measured on another machine for the same tool (the reference the project targets were set from)
     "async": {"pydantic_ai.handle_call": 25, "openai_agents.on_invoke_tool": 19, "mcp.call_tool": 20,
               "smolagents.execute_tool_call": 45, "langchain.ainvoke": 270, "pydantic_ai.floor": 6},
     "def": {"pydantic_ai.handle_call": 196, "mcp.call_tool": 177, "openai_agents.on_invoke_tool": 151},
