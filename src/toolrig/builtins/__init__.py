@@ -1,0 +1,41 @@
+"""Built-in tools, each with an honest permission level, and tools declared in YAML bundles.
+
+- Files confined to a root: :func:`file_tools` (``read_file``, ``write_file``, ``edit_file``, ``list_dir``,
+  ``glob``, ``grep``); documents: :func:`document_tool` (``read_document``).
+- Computation and time: :data:`calculator`, :data:`current_time`.
+- The web: :func:`http_fetch_tool` (SSRF-safe), :func:`web_search_tool` with :class:`SearxngProvider`,
+  :class:`BraveProvider` or :class:`TavilyProvider`.
+- Sandboxed execution: :func:`shell_tool`, :func:`python_tool`.
+- YAML command tools: :func:`load_bundle` (also ``Registry.load_bundle``).
+- Configuration: :func:`default_tools` (what ``toolrig serve`` exposes by default), :func:`tools_from_config`.
+- Approvals that depend on arguments (protected names, shell commands): :class:`CheckStage`,
+  :func:`checked_stages`; see ``docs/builtins.md``.
+"""
+
+from __future__ import annotations
+
+from toolrig.builtins._checks import (
+    GRANT_KEY,
+    CallChecker,
+    CheckStage,
+    Grant,
+    Judgement,
+    checked_stages,
+    find_grant,
+    needs_approval,
+)
+from toolrig.builtins._confined import Confined
+from toolrig.builtins._files import file_tools
+
+__all__ = [
+    "GRANT_KEY",
+    "CallChecker",
+    "CheckStage",
+    "Confined",
+    "Grant",
+    "Judgement",
+    "checked_stages",
+    "file_tools",
+    "find_grant",
+    "needs_approval",
+]
