@@ -51,11 +51,12 @@ def compile_pattern(pattern: str) -> Program:
     options.never_nl = True
     options.max_mem = 32 << 20
     try:
-        return re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+        program: Program = re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise ModelRetry(f"{pattern[:200]!r} is not a valid regular expression for RE2: {reason} (RE2 has no "
                          "backreferences or lookaround; use (?i) for case-insensitive matching)") from exc
+    return program
 
 
 @dataclass

@@ -66,27 +66,27 @@ class ReadFile(Tool):
         f.seek(0)
         parts: list[str] = []
         used = 0
-        line_no = 0
+        seen = 0
         replaced = False
-        for line_no, raw in enumerate(f, 1):  # noqa: B007 - line_no is read after the loop
+        for line_no, raw in enumerate(f, 1):
+            if last is not None and line_no > last:
+                break
+            seen = line_no
             if line_no < first:
                 continue
-            if last is not None and line_no > last:
-                line_no -= 1
-                break
             text = raw.decode("utf-8", "replace")
             replaced = replaced or ("\ufffd" in text and b"\xef\xbf\xbd" not in raw)
             if used + len(text) > self.max_chars:
                 return self._budget_note(parts, text, used, first, line_no)
             parts.append(text)
             used += len(text)
-        if line_no < first and first > 1:
-            raise ModelRetry(f"{path!r} has {line_no} lines; start_line {first} is past its end")
+        if seen < first and first > 1:
+            raise ModelRetry(f"{path!r} has {seen} lines; start_line {first} is past its end")
         notes = []
         if replaced:
             notes.append("bytes that are not UTF-8 were shown as U+FFFD")
-        if last is not None and line_no < last:
-            notes.append(f"the file ends at line {line_no}")
+        if last is not None and seen < last:
+            notes.append(f"the file ends at line {seen}")
         body = "".join(parts)
         return body + (f"\n[toolrig: {'; '.join(notes)}]" if notes else "")
 

@@ -64,7 +64,8 @@ def _line_of(text: str, index: int) -> int:
 
 
 def _occurrences(text: str, old: str, limit: int) -> list[int]:
-    found, start = [], 0
+    found: list[int] = []
+    start = 0
     while len(found) < limit:
         index = text.find(old, start)
         if index < 0:
