@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from toolrig.builtins._calculator import CalculatorError, calculator, evaluate
 from toolrig.builtins._checks import (
     GRANT_KEY,
     CallChecker,
@@ -24,18 +25,24 @@ from toolrig.builtins._checks import (
     find_grant,
     needs_approval,
 )
+from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._confined import Confined
 from toolrig.builtins._files import file_tools
 
 __all__ = [
     "GRANT_KEY",
+    "CalculatorError",
     "CallChecker",
     "CheckStage",
     "Confined",
     "Grant",
     "Judgement",
+    "calculator",
     "checked_stages",
+    "current_time",
+    "evaluate",
     "file_tools",
     "find_grant",
     "needs_approval",
+    "time_in",
 ]

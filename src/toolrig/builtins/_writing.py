@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig import CallContext, ModelRetry, Tool, ToolFailure, current_context
+from toolrig import CallContext, ModelRetry, Tool, ToolAnnotations, ToolFailure, current_context
 from toolrig.builtins._checks import Judgement
 from toolrig.builtins._confined import Confined
 from toolrig.guards import PathError
@@ -40,6 +40,7 @@ class WriteFile(Tool):
     name = "write_file"
     permission = "write"
     idempotent = True
+    annotations = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
     tags = frozenset({"files", "builtin"})
 
     def __init__(self, files: Confined, *, max_bytes: int = 5 * 1024 * 1024) -> None:
