@@ -14,7 +14,8 @@ from helpers import Approvals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guards"))
 
-from guard_helpers import Canary, PathCanary  # noqa: E402
+from guard_helpers import Canary, PathCanary
+
 
 @pytest.fixture
 def security(shared_dir: Path) -> Path:

@@ -104,8 +104,8 @@ def test_write_creates_parents_and_replaces_atomically(root: Path) -> None:
         big = call(rt, "write_file", path="c.txt", content="x" * 101)
         assert not big.ok and "over the cap of 100 bytes" in big.error.message
         assert not (root / "c.txt").exists()
-        assert not [p for p in root.rglob("*") if ".tmp" in p.name or p.name.startswith(".")
-                    and p.name != ".env"]
+        assert not [p for p in root.rglob("*") if ".tmp" in p.name or (p.name.startswith(".")
+                    and p.name != ".env")]
 
 
 def test_edit_exact_unique_replacement(root: Path) -> None:

@@ -213,7 +213,7 @@ def _format(value: Number) -> str:
     return str(value) if isinstance(value, int) else repr(value)
 
 
-@tool(name="calculator", permission="readonly", tags=["math", "builtin"])
+@tool(name="calculator", permission="readonly", tags=["math", "builtin"], metadata={"breaker": False})
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression exactly, e.g. "2 ** 64", "sqrt(2) * pi" or "factorial(20) / 3".
 

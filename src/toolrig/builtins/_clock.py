@@ -57,6 +57,7 @@ def time_in(timezone: str = "UTC", *, now: datetime | None = None) -> dict[str, 
 
 
 @tool(name="current_time", permission="readonly", idempotent=False, tags=["time", "builtin"],
+      metadata={"breaker": False},
       annotations=ToolAnnotations(title="Current time", read_only_hint=True, destructive_hint=False,
                                   idempotent_hint=False, open_world_hint=False))
 def current_time(timezone: str = "UTC") -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
 import re2
 
@@ -116,6 +116,7 @@ class Grep(Tool):
     permission = "readonly"
     timeout = 60.0
     tags = frozenset({"files", "builtin"})
+    metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
     def __init__(self, files: Confined, *, max_matches: int = 200, max_line_chars: int = 300,
                  max_file_bytes: int = 4 * 1024 * 1024, max_files: int = 20_000,

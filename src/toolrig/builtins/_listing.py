@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from toolrig import ModelRetry, Tool
 from toolrig.builtins._confined import Confined
 from toolrig.guards import FileInfo
@@ -30,6 +32,7 @@ class ListDir(Tool):
     name = "list_dir"
     permission = "readonly"
     tags = frozenset({"files", "builtin"})
+    metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
     def __init__(self, files: Confined, *, max_entries: int = 1000) -> None:
         self.files = files
@@ -58,6 +61,7 @@ class Glob(Tool):
     name = "glob"
     permission = "readonly"
     tags = frozenset({"files", "builtin"})
+    metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
     def __init__(self, files: Confined, *, max_results: int = 1000) -> None:
         self.files = files

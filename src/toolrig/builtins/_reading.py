@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from toolrig import CallContext, ModelRetry, Tool, ToolFailure, current_context
 from toolrig.builtins._checks import Judgement
@@ -44,6 +44,7 @@ class ReadFile(Tool):
     name = "read_file"
     permission = "readonly"
     tags = frozenset({"files", "builtin"})
+    metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
     def __init__(self, files: Confined, *, max_chars: int = 20_000) -> None:
         self.files = files

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from toolrig import CallContext, ModelRetry, Tool, ToolAnnotations, ToolFailure, current_context
 from toolrig.builtins._checks import Judgement
@@ -42,6 +42,7 @@ class WriteFile(Tool):
     idempotent = True
     annotations = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
     tags = frozenset({"files", "builtin"})
+    metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
     def __init__(self, files: Confined, *, max_bytes: int = 5 * 1024 * 1024) -> None:
         self.files = files
@@ -100,6 +101,7 @@ class EditFile(Tool):
     name = "edit_file"
     permission = "write"
     tags = frozenset({"files", "builtin"})
+    metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
     def __init__(self, files: Confined, *, max_bytes: int = 5 * 1024 * 1024) -> None:
         self.files = files
