@@ -16,7 +16,7 @@ from helpers import Approvals, assert_clean, child_pids
 from test_path_corpora import corpus
 
 from toolrig import ErrorKind, Runtime, ToolCall
-from toolrig.builtins import checked_stages, file_tools
+from toolrig.builtins import file_tools
 
 SHELL = load_json("shell_tool_cases.json")
 
@@ -44,7 +44,7 @@ def test_every_path_corpus_through_every_file_tool(security: Path, path_canary: 
     for payload in payloads:
         root = path_canary.make_root()
         try:
-            with Runtime(file_tools(root), stages=checked_stages(audit=False), approval=approvals) as rt:
+            with Runtime(file_tools(root), audit=False, approval=approvals) as rt:
                 for name, arguments in tool_calls(payload):
                     outcome = rt.call_sync(ToolCall(id="c", name=name, arguments=arguments))
                     assert_clean(outcome, token=path_canary.token)
@@ -66,7 +66,7 @@ def test_every_path_corpus_through_every_file_tool(security: Path, path_canary: 
 def test_agent_cases_name_their_reason(security: Path, path_canary: PathCanary) -> None:
     agent = load_json("path_traversal_agent_cases.json")
     root = path_canary.make_root()
-    with Runtime(file_tools(root), stages=checked_stages(audit=False)) as rt:
+    with Runtime(file_tools(root), audit=False) as rt:
         for entry in agent["entries"]:
             path = expand(entry["path"])
             outcome = rt.call_sync(ToolCall(id="c", name="read_file", arguments={"path": path}))
@@ -98,7 +98,7 @@ def test_shell_corpora_through_grep_and_glob_run_nothing(security: Path, tmp_pat
     strings = shell_strings()
     assert len(strings) > 30
     children = child_pids()
-    with Runtime(file_tools(root), stages=checked_stages(audit=False)) as rt:
+    with Runtime(file_tools(root), audit=False) as rt:
         for text in strings:
             for name, arguments in (("grep", {"pattern": text}), ("grep", {"pattern": "x", "path": text}),
                                     ("glob", {"pattern": text}), ("read_file", {"path": text})):

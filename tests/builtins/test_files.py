@@ -8,9 +8,9 @@ import pytest
 from helpers import Approvals, assert_clean, call
 
 from toolrig import CallContext, ErrorKind, Permission, Runtime, ToolCall
-from toolrig.builtins import GRANT_KEY, CheckStage, Grant, checked_stages, file_tools
+from toolrig.builtins import file_tools
 from toolrig.errors import ConfigError
-from toolrig.runtime import default_stages
+from toolrig.runtime import ApprovalStage, ResolveStage, ValidateStage
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def runtime(root: Path, approval: Approvals | None = None, **options: object) -> Runtime:
-    return Runtime(file_tools(root, **options), stages=checked_stages(audit=False), approval=approval)  # type: ignore[arg-type]
+    return Runtime(file_tools(root, **options), audit=False, approval=approval)  # type: ignore[arg-type]
 
 
 def test_names_permissions_and_annotations(root: Path) -> None:
@@ -217,41 +217,29 @@ def test_a_symlink_to_a_protected_name_asks_too(root: Path) -> None:
     assert not (root / ".git/hooks/pre-commit").exists()
 
 
-def test_without_the_check_stage_protected_names_are_refused_not_written(root: Path) -> None:
-    with Runtime(file_tools(root), audit=False, approval=Approvals(True)) as rt:
+def test_without_the_review_protected_names_are_refused_not_written(root: Path) -> None:
+    """A pipeline without the hooks stage never asks: the body refuses protected names itself."""
+    stages = [ResolveStage(), ValidateStage(), ApprovalStage()]
+    with Runtime(file_tools(root), stages=stages, audit=False, approval=Approvals(True)) as rt:
         out = call(rt, "write_file", path=".git/config", content="[core]\n\tpager = sh -c id\n")
-        assert not out.ok and "checked_stages" in out.error.message
+        assert out.error.kind is ErrorKind.DENIED and "needs approval" in out.error.message
         assert not (root / ".git").exists()
-        assert "TOKEN" not in call(rt, "read_file", path=".env").content
+        assert "secret-value" not in call(rt, "read_file", path=".env").content
 
 
-def test_a_grant_covers_only_its_own_call_and_subject(root: Path) -> None:
-    """A grant placed in the context by the caller for another call id, or for other arguments, does nothing."""
-    tools = file_tools(root)
-    with Runtime(tools, stages=default_stages(audit=False)) as rt:
-        for grant in (Grant("other-call", frozenset({("read", ".env", ".env")})),
-                      Grant("c1", frozenset({("read", "a.txt", "a.txt")})),
-                      {"call_id": "c1", "subjects": [["read", ".env", ".env"]]}):
-            out = rt.call_sync(ToolCall(id="c1", name="read_file", arguments={"path": ".env"}),
-                               CallContext(metadata={GRANT_KEY: grant}))
-            assert not out.ok and "secret-value" not in out.content
-
-
-def test_checked_stages_places_the_stage_before_approval() -> None:
-    names = [s.name for s in checked_stages(audit=False)]
-    assert names.index("checks") == names.index("approval") - 1
-    assert checked_stages(checked_stages(audit=False)) == checked_stages(checked_stages(audit=False)) or True
-    with pytest.raises(ConfigError, match="approval"):
-        checked_stages([CheckStage()][:0])
-    with pytest.raises(ConfigError):
-        checked_stages([], audit=False)
+def test_an_approval_given_by_the_caller_context_is_not_a_human_yes(root: Path) -> None:
+    """Only the approval stage sets ``approved``; a review that asks is asked again whatever the caller passes."""
+    with Runtime(file_tools(root), audit=False) as rt:
+        out = rt.call_sync(ToolCall(id="c1", name="read_file", arguments={"path": ".env"}),
+                           CallContext(approved=True))
+        assert out.error.kind is ErrorKind.APPROVAL_REQUIRED and "secret-value" not in out.content
 
 
 def test_policy_and_check_fold_into_one_ask(root: Path) -> None:
     from toolrig import Policy
 
     asked = Approvals(True)
-    with Runtime(file_tools(root), stages=checked_stages(audit=False), approval=asked,
+    with Runtime(file_tools(root), audit=False, approval=asked,
                  policy=Policy(allow=["write_file"], allowed_tools=None)) as rt:
         assert call(rt, "write_file", path="ok.txt", content="x").ok
         assert asked.asked == []

@@ -8,41 +8,25 @@
 - Sandboxed execution: :func:`shell_tool`, :func:`python_tool`.
 - YAML command tools: :func:`load_bundle` (also ``Registry.load_bundle``).
 - Configuration: :func:`default_tools` (what ``toolrig serve`` exposes by default), :func:`tools_from_config`.
-- Approvals that depend on arguments (protected names, shell commands): :class:`CheckStage`,
-  :func:`checked_stages`; see ``docs/builtins.md``.
+
+Tools whose risk depends on their arguments (protected file names, shell commands) review their own
+calls (:meth:`toolrig.BaseTool.review`): the runtime's approval stage asks a human, and the body does the
+protected part only when ``current_context().approved``. See ``docs/builtins.md``.
 """
 
 from __future__ import annotations
 
 from toolrig.builtins._calculator import CalculatorError, calculator, evaluate
-from toolrig.builtins._checks import (
-    GRANT_KEY,
-    CallChecker,
-    CheckStage,
-    Grant,
-    Judgement,
-    checked_stages,
-    find_grant,
-    needs_approval,
-)
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._confined import Confined
 from toolrig.builtins._files import file_tools
 
 __all__ = [
-    "GRANT_KEY",
     "CalculatorError",
-    "CallChecker",
-    "CheckStage",
     "Confined",
-    "Grant",
-    "Judgement",
     "calculator",
-    "checked_stages",
     "current_time",
     "evaluate",
     "file_tools",
-    "find_grant",
-    "needs_approval",
     "time_in",
 ]

@@ -1,9 +1,10 @@
 """A root directory shared by the file tools: one :class:`~toolrig.guards.PathGuard`, opened lazily.
 
 The guard holds a directory fd, so it is opened on first use in each process (a tool sent to a worker
-process carries only the root and the options) and judged the same way on both sides of an approval:
-:meth:`Confined.judge` says what a call would need approval for, :meth:`Confined.guarded` runs the
-operation and, when it hits a protected name, repeats it only under a grant covering exactly that.
+process carries only the root and the options). Protected names are judged twice: :meth:`Confined.judge`
+gives the tool's review an ask (so the approval stage asks a human, with the guard's reason), and
+:meth:`Confined.guarded` runs the operation and repeats it on a protected name only when a human
+approved this very call (``current_context().approved``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from toolrig import CallContext
-from toolrig.builtins._checks import Judgement, needs_approval
+from toolrig import Decision, current_context
 from toolrig.errors import ConfigError
 from toolrig.guards import DEFAULT_PROTECTED, GuardError, PathGuard, PathProtected, ProtectedRule
 
@@ -69,17 +69,7 @@ class Confined:
                 guard = self._guard
         return guard
 
-    def _resolved(self, path: str) -> str:
-        try:
-            return self.guard.resolve(path)
-        except GuardError:
-            return ""
-
-    def subject(self, action: str, path: str) -> tuple[str, str, str]:
-        """What an approval of ``action`` on ``path`` covers: the path as given and as it resolves now."""
-        return (action, path, self._resolved(path))
-
-    def judge(self, action: str, path: str, *, write: bool, tool: str) -> Judgement | None:
+    def judge(self, path: str, *, write: bool, tool: str) -> Decision | None:
         """An ask when ``path`` is protected for this operation (reads or writes); None otherwise.
 
         Paths the guard refuses get no opinion here: the tool body refuses them with the guard's reason.
@@ -93,17 +83,18 @@ class Confined:
         if rule is None:
             return None
         verb = "writing" if write else "reading"
-        return Judgement.ask(f"{verb} {path!r} needs approval: {rule.why}", self.subject(action, path),
-                             source=f"guard:{tool}")
+        return Decision.ask(f"{verb} {path!r} needs approval: {rule.why}", source=f"guard:{tool}")
 
-    def guarded(self, action: str, path: str, context: CallContext, operation: Callable[[bool], T]) -> T:
-        """``operation(allow_protected)``: first without protected names, then with them under a grant.
+    @staticmethod
+    def guarded(operation: Callable[[bool], T]) -> T:
+        """``operation(allow_protected)``: without protected names, or with them when a human approved this call.
 
         Raises:
-            ToolFailure: the path is protected and no grant covers this exact operation.
+            PathProtected: the path is protected and this call was not approved.
         """
         try:
             return operation(False)
-        except PathProtected as exc:
-            needs_approval(self.subject(action, path), exc.message, context)
+        except PathProtected:
+            if not current_context().approved:
+                raise
         return operation(True)

@@ -24,8 +24,7 @@ def file_tools(root: str | Path = ".", *, read_only: bool = False,
 
     Every path is confined to ``root`` by :class:`toolrig.guards.PathGuard` (symlinks out of it, ``..``,
     absolute paths, hard links, FIFOs and devices are refused). Operations on protected names (``.git/``,
-    ``.env``, shell rc files, ...) ask for approval through the runtime (see
-    :func:`toolrig.builtins.checked_stages`).
+    ``.env``, shell rc files, ...) ask for approval through the runtime's approval stage.
 
     Args:
         root: the directory the tools work in (must exist).

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, BinaryIO, ClassVar
 
-from toolrig import CallContext, ModelRetry, Tool, ToolFailure, current_context
-from toolrig.builtins._checks import Judgement
+from toolrig import CallContext, Decision, ModelRetry, Tool, ToolFailure
 from toolrig.builtins._confined import Confined
 
 __all__ = ["ReadFile", "is_binary"]
@@ -50,14 +49,13 @@ class ReadFile(Tool):
         self.files = files
         self.max_chars = max_chars
 
-    def check_call(self, values: Mapping[str, Any], context: CallContext) -> Judgement | None:
-        return self.files.judge("read", str(values["path"]), write=False, tool=self.spec.name)
+    def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
+        return self.files.judge(str(values["path"]), write=False, tool=self.spec.name)
 
     def run(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        context = current_context()
         first = _check_range(start_line, end_line)
         guard = self.files.guard
-        with self.files.guarded("read", path, context, lambda allow: guard.open_read(path, allow_protected=allow)) as f:
+        with self.files.guarded(lambda allow: guard.open_read(path, allow_protected=allow)) as f:
             return self._read(f, path, first, end_line)
 
     def _read(self, f: BinaryIO, path: str, first: int, last: int | None) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from toolrig import CallContext, ModelRetry, Tool, ToolAnnotations, ToolFailure, current_context
-from toolrig.builtins._checks import Judgement
+from toolrig import CallContext, Decision, ModelRetry, Tool, ToolAnnotations, ToolFailure
 from toolrig.builtins._confined import Confined
 from toolrig.guards import PathError
 
@@ -48,15 +47,15 @@ class WriteFile(Tool):
         self.files = files
         self.max_bytes = max_bytes
 
-    def check_call(self, values: Mapping[str, Any], context: CallContext) -> Judgement | None:
-        return self.files.judge("write", str(values["path"]), write=True, tool=self.spec.name)
+    def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
+        return self.files.judge(str(values["path"]), write=True, tool=self.spec.name)
 
     def run(self, path: str, content: str) -> str:
         data = content.encode("utf-8")
         _size_check(data, self.max_bytes, path)
         guard = self.files.guard
         existed = _exists(self.files, path)
-        info = self.files.guarded("write", path, current_context(), lambda allow: guard.write_bytes(
+        info = self.files.guarded(lambda allow: guard.write_bytes(
             path, data, create_parents=True, allow_protected=allow))
         return f"{'replaced' if existed else 'created'} {info.path} ({len(data):,} bytes)"
 
@@ -107,17 +106,16 @@ class EditFile(Tool):
         self.files = files
         self.max_bytes = max_bytes
 
-    def check_call(self, values: Mapping[str, Any], context: CallContext) -> Judgement | None:
-        return self.files.judge("write", str(values["path"]), write=True, tool=self.spec.name)
+    def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
+        return self.files.judge(str(values["path"]), write=True, tool=self.spec.name)
 
     def run(self, path: str, old: str, new: str) -> str:
         if not old:
             raise ModelRetry("old is empty: give the exact text to replace (use write_file to create a file)")
         if old == new:
             raise ModelRetry("old and new are the same text: nothing would change")
-        context = current_context()
         guard = self.files.guard
-        text = self.files.guarded("write", path, context, lambda allow: guard.read_text(path, allow_protected=allow))
+        text = self.files.guarded(lambda allow: guard.read_text(path, allow_protected=allow))
         found = _occurrences(text, old, 50)
         if not found:
             raise ModelRetry(f"old does not occur in {path!r}.{_absent_hint(text, old)}")
@@ -130,8 +128,7 @@ class EditFile(Tool):
         updated = text[:index] + new + text[index + len(old):]
         data = updated.encode("utf-8")
         _size_check(data, self.max_bytes, path)
-        self.files.guarded("write", path, context, lambda allow: guard.write_bytes(
-            path, data, allow_protected=allow))
+        self.files.guarded(lambda allow: guard.write_bytes(path, data, allow_protected=allow))
         first = _line_of(text, index)
         last = first + new.count("\n")
         return f"edited {path}: replaced 1 occurrence; the new text is at lines {first}-{last}"
