@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import Approvals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guards"))
 
-from guard_helpers import Canary, PathCanary
+from guard_helpers import Canary, NetworkGuard, PathCanary, is_literal
 
 
 @pytest.fixture
@@ -52,3 +54,27 @@ def deny_all() -> Approvals:
 @pytest.fixture
 def approve_all() -> Approvals:
     return Approvals(True)
+
+
+@pytest.fixture(autouse=True)
+def network_guard(monkeypatch: pytest.MonkeyPatch) -> NetworkGuard:
+    """As in the guard tests: no real DNS (non-literal names refused) and no connection off loopback."""
+    guard = NetworkGuard()
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_literal(host):
+            guard.names.append(str(host))
+            raise socket.gaierror(socket.EAI_NONAME, f"real DNS is disabled in these tests ({host!r})")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(self: socket.socket, address: Any) -> None:
+        host = address[0] if isinstance(address, tuple) else None
+        if host is not None and host not in ("127.0.0.1", "::1"):
+            guard.outside.append(address)
+            raise ConnectionRefusedError(f"these tests never connect off loopback ({address!r})")
+        real_connect(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return guard

@@ -19,14 +19,35 @@ from __future__ import annotations
 from toolrig.builtins._calculator import CalculatorError, calculator, evaluate
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._confined import Confined
+from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
+from toolrig.builtins._html import html_to_text
+from toolrig.builtins._search import (
+    BraveProvider,
+    SearchProvider,
+    SearchResult,
+    SearxngProvider,
+    TavilyProvider,
+    WebSearch,
+    web_search_tool,
+)
 
 __all__ = [
+    "BraveProvider",
     "CalculatorError",
     "Confined",
+    "HttpFetch",
+    "SearchProvider",
+    "SearchResult",
+    "SearxngProvider",
+    "TavilyProvider",
+    "WebSearch",
     "calculator",
     "current_time",
     "evaluate",
     "file_tools",
+    "html_to_text",
+    "http_fetch_tool",
     "time_in",
+    "web_search_tool",
 ]
