@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from fakeweb import FakeWeb, Reply, Request
+from fakeweb import FakeWeb, Reply
 from helpers import call
 
 from toolrig import ErrorKind, Runtime, Trust
@@ -95,7 +95,8 @@ def test_brave_sends_its_token_and_reads_web_results(web: FakeWeb) -> None:
 
 def test_tavily_posts_the_query_with_a_bearer_key(web: FakeWeb) -> None:
     outcome = run(web_search_tool(TavilyProvider("tvly-key", url=web.url)))
-    assert outcome.structured == [{"title": "Toolrig", "url": "https://toolrig.example/", "snippet": "Tools for agents."}]
+    assert outcome.structured == [{"title": "Toolrig", "url": "https://toolrig.example/",
+                                   "snippet": "Tools for agents."}]
     sent = web.requests[0]
     assert sent.method == "POST" and sent.headers["authorization"] == "Bearer tvly-key"
     assert json.loads(sent.body) == {"query": "toolrig", "max_results": 5, "search_depth": "basic"}
