@@ -22,6 +22,7 @@ from toolrig.builtins._confined import Confined
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._html import html_to_text
+from toolrig.builtins._python import PythonTool, python_tool
 from toolrig.builtins._search import (
     BraveProvider,
     SearchProvider,
@@ -31,15 +32,19 @@ from toolrig.builtins._search import (
     WebSearch,
     web_search_tool,
 )
+from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
 
 __all__ = [
+    "SHELL_ENV",
     "BraveProvider",
     "CalculatorError",
     "Confined",
     "HttpFetch",
+    "PythonTool",
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "Shell",
     "TavilyProvider",
     "WebSearch",
     "calculator",
@@ -48,6 +53,8 @@ __all__ = [
     "file_tools",
     "html_to_text",
     "http_fetch_tool",
+    "python_tool",
+    "shell_tool",
     "time_in",
     "web_search_tool",
 ]
