@@ -19,6 +19,8 @@ from __future__ import annotations
 from toolrig.builtins._calculator import CalculatorError, calculator, evaluate
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._confined import Confined
+from toolrig.builtins._docformats import DocumentTooLarge
+from toolrig.builtins._documents import ReadDocument, document_tool
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._html import html_to_text
@@ -39,8 +41,10 @@ __all__ = [
     "BraveProvider",
     "CalculatorError",
     "Confined",
+    "DocumentTooLarge",
     "HttpFetch",
     "PythonTool",
+    "ReadDocument",
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
@@ -49,6 +53,7 @@ __all__ = [
     "WebSearch",
     "calculator",
     "current_time",
+    "document_tool",
     "evaluate",
     "file_tools",
     "html_to_text",
