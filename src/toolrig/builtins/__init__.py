@@ -16,6 +16,7 @@ protected part only when ``current_context().approved``. See ``docs/builtins.md`
 
 from __future__ import annotations
 
+from toolrig.builtins._bundle import load_bundle, read_bundle
 from toolrig.builtins._calculator import CalculatorError, calculator, evaluate
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._confined import Confined
@@ -58,7 +59,9 @@ __all__ = [
     "file_tools",
     "html_to_text",
     "http_fetch_tool",
+    "load_bundle",
     "python_tool",
+    "read_bundle",
     "shell_tool",
     "time_in",
     "web_search_tool",
