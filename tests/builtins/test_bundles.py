@@ -62,7 +62,7 @@ def test_a_bundle_loads_into_a_registry_with_its_schema(tmp_path: Path, root: Pa
     assert spec.input_schema["properties"]["count"] == {"type": "integer", "default": 2}
     assert spec.input_schema["required"] == ["text"] and spec.input_schema["additionalProperties"] is False
     exposed, hidden = read_bundle(folder, root=root)
-    assert [t.name for t in hidden] == ["helper"]
+    assert [t.name for t in exposed] == ["echo"] and [t.name for t in hidden] == ["helper"]
 
 
 def test_parameters_cannot_inject_shell_syntax(security: Path, tmp_path: Path, root: Path) -> None:

@@ -17,7 +17,7 @@ protected part only when ``current_context().approved``. See ``docs/builtins.md`
 from __future__ import annotations
 
 from toolrig.builtins._bundle import load_bundle, read_bundle
-from toolrig.builtins._calculator import CalculatorError, calculator, evaluate
+from toolrig.builtins._calculator import MAX_INT_BITS, CalculatorError, calculator, evaluate
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._confined import Confined
 from toolrig.builtins._docformats import DocumentTooLarge
@@ -38,14 +38,15 @@ from toolrig.builtins._search import (
 from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
 
 __all__ = [
-    "SHELL_ENV",
     "BraveProvider",
     "CalculatorError",
     "Confined",
     "DocumentTooLarge",
     "HttpFetch",
+    "MAX_INT_BITS",
     "PythonTool",
     "ReadDocument",
+    "SHELL_ENV",
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",

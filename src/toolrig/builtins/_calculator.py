@@ -159,15 +159,19 @@ def _describe(node: ast.AST) -> str:
         return f"the name {node.id!r} (only {', '.join(CONSTANTS)} and functions such as sqrt(...) are known)"
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitXor):
         return "'^' (write powers as a ** b)"
+    if isinstance(node, ast.BinOp | ast.UnaryOp):
+        return f"the {type(node.op).__name__} operator"
     if isinstance(node, ast.Constant):
         return f"the literal {node.value!r:.40} (only numbers are allowed)"
     return f"{type(node).__name__} expressions"
 
 
 def _call(node: ast.Call) -> Number:
-    if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-        what = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)[:60]
-        raise CalculatorError(f"calling {what!r} is not allowed; known functions: {', '.join(sorted(FUNCTIONS))}")
+    if not isinstance(node.func, ast.Name):
+        raise CalculatorError(f"{_describe(node.func)} not allowed in a calculation; call functions by name")
+    if node.func.id not in FUNCTIONS:
+        raise CalculatorError(f"calling {node.func.id!r} is not allowed; known functions: "
+                              f"{', '.join(sorted(FUNCTIONS))}")
     if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         raise CalculatorError(f"{node.func.id}(...) takes positional arguments only")
     args = [_eval(a) for a in node.args]
