@@ -38,15 +38,15 @@ from toolrig.builtins._search import (
 from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
 
 __all__ = [
+    "MAX_INT_BITS",
+    "SHELL_ENV",
     "BraveProvider",
     "CalculatorError",
     "Confined",
     "DocumentTooLarge",
     "HttpFetch",
-    "MAX_INT_BITS",
     "PythonTool",
     "ReadDocument",
-    "SHELL_ENV",
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
