@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolrig import ErrorKind, Permission, Runtime
-from toolrig.builtins import MAX_INT_BITS, CalculatorError, calculator, evaluate
+from toolrig.builtins import MAX_INT_BITS, calculator, evaluate
+from toolrig.errors import ModelRetry
 
 
 @pytest.mark.parametrize(("expression", "value"), [
@@ -40,7 +41,7 @@ def test_values(expression: str, value: float) -> None:
     ("a\x00b", "not an arithmetic expression"),
 ])
 def test_refusals(expression: str, words: str) -> None:
-    with pytest.raises(CalculatorError) as info:
+    with pytest.raises(ModelRetry) as info:
         evaluate(expression)
     assert words in str(info.value)
 
@@ -63,7 +64,7 @@ TOKENS = st.sampled_from(["1", "2", "9", "0", "1e308", "0.5", "10**9", "-", "+",
 def test_fuzzed_token_soup_is_a_number_or_a_clean_refusal(expression: str) -> None:
     try:
         value = evaluate(expression)
-    except CalculatorError as exc:
+    except ModelRetry as exc:
         assert str(exc)
         return
     assert isinstance(value, int | float) and not isinstance(value, bool)
@@ -74,7 +75,7 @@ def test_fuzzed_token_soup_is_a_number_or_a_clean_refusal(expression: str) -> No
 @settings(max_examples=200)
 @given(st.text(max_size=200))
 def test_fuzzed_text_never_escapes(expression: str) -> None:
-    with contextlib.suppress(CalculatorError):  # a refusal is fine; any other exception fails the test
+    with contextlib.suppress(ModelRetry):  # a refusal is fine; any other exception fails the test
         evaluate(expression)
 
 
@@ -83,6 +84,6 @@ def test_fuzzed_text_never_escapes(expression: str) -> None:
 def test_powers_are_bounded_before_they_are_computed(base: int, exponent: int) -> None:
     try:
         value = evaluate(f"({base}) ** ({exponent})")
-    except CalculatorError:
+    except ModelRetry:
         return
     assert not isinstance(value, int) or value.bit_length() <= MAX_INT_BITS

@@ -17,10 +17,10 @@ protected part only when ``current_context().approved``. See ``docs/builtins.md`
 from __future__ import annotations
 
 from toolrig.builtins._bundle import load_bundle, read_bundle
-from toolrig.builtins._calculator import MAX_INT_BITS, CalculatorError, calculator, evaluate
+from toolrig.builtins._calculator import MAX_INT_BITS, calculator, evaluate
 from toolrig.builtins._clock import current_time, time_in
+from toolrig.builtins._config import CONFIG_KEYS, default_tools, tools_from_config
 from toolrig.builtins._confined import Confined
-from toolrig.builtins._docformats import DocumentTooLarge
 from toolrig.builtins._documents import ReadDocument, document_tool
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
@@ -38,12 +38,11 @@ from toolrig.builtins._search import (
 from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
 
 __all__ = [
+    "CONFIG_KEYS",
     "MAX_INT_BITS",
     "SHELL_ENV",
     "BraveProvider",
-    "CalculatorError",
     "Confined",
-    "DocumentTooLarge",
     "HttpFetch",
     "PythonTool",
     "ReadDocument",
@@ -55,6 +54,7 @@ __all__ = [
     "WebSearch",
     "calculator",
     "current_time",
+    "default_tools",
     "document_tool",
     "evaluate",
     "file_tools",
@@ -65,5 +65,6 @@ __all__ = [
     "read_bundle",
     "shell_tool",
     "time_in",
+    "tools_from_config",
     "web_search_tool",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 
 from toolrig import ModelRetry, tool
 
-__all__ = ["MAX_DEPTH", "MAX_INT_BITS", "CalculatorError", "calculator", "evaluate"]
+__all__ = ["MAX_DEPTH", "MAX_INT_BITS", "calculator", "evaluate"]
 
 MAX_CHARS = 1000
 MAX_NODES = 300
@@ -30,26 +30,22 @@ _LOG2_10 = math.log2(10)
 Number = int | float
 
 
-class CalculatorError(ModelRetry):
-    """The expression is not accepted or has no finite result; the message says why."""
-
-
 def _bits_of_factorial(n: int) -> float:
     return math.lgamma(n + 1) / math.log(2) if n > 1 else 1.0
 
 
 def _int_arg(value: Number, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise CalculatorError(f"{name} needs integer arguments")
+        raise ModelRetry(f"{name} needs integer arguments")
     return value
 
 
 def _factorial(n: Number) -> int:
     k = _int_arg(n, "factorial")
     if k < 0:
-        raise CalculatorError("factorial is defined for non-negative integers only")
+        raise ModelRetry("factorial is defined for non-negative integers only")
     if _bits_of_factorial(k) > MAX_INT_BITS:
-        raise CalculatorError(f"factorial({k}) would have about {_bits_of_factorial(k) / _LOG2_10:,.0f} digits, "
+        raise ModelRetry(f"factorial({k}) would have about {_bits_of_factorial(k) / _LOG2_10:,.0f} digits, "
                               f"over the limit of {MAX_INT_BITS / _LOG2_10:,.0f}")
     return math.factorial(k)
 
@@ -59,13 +55,13 @@ def _combinatoric(name: str, fn: Callable[[int, int], int]) -> Callable[..., int
         a = _int_arg(n, name)
         b = a if k is None else _int_arg(k, name)
         if a < 0 or b < 0:
-            raise CalculatorError(f"{name} needs non-negative integers")
+            raise ModelRetry(f"{name} needs non-negative integers")
         if b <= a:
             bits = (math.lgamma(a + 1) - math.lgamma(a - b + 1)) / math.log(2)
             if name == "comb":
                 bits -= math.lgamma(b + 1) / math.log(2)
             if bits > MAX_INT_BITS:
-                raise CalculatorError(f"{name}({a}, {b}) would be too large (about {bits / _LOG2_10:,.0f} digits)")
+                raise ModelRetry(f"{name}({a}, {b}) would be too large (about {bits / _LOG2_10:,.0f} digits)")
         return fn(a, b)
     return checked
 
@@ -75,7 +71,7 @@ def _round(x: Number, ndigits: Number | None = None) -> Number:
         return round(x)
     digits = _int_arg(ndigits, "round")
     if abs(digits) > 400:
-        raise CalculatorError("round's number of digits must be between -400 and 400")
+        raise ModelRetry("round's number of digits must be between -400 and 400")
     return round(x, digits)
 
 
@@ -85,11 +81,11 @@ def _power(base: Number, exponent: Number, modulus: Number | None = None) -> Num
     if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
         bits = exponent * math.log2(abs(base))
         if bits > MAX_INT_BITS:
-            raise CalculatorError(f"{base} ** {exponent} would have about {bits / _LOG2_10:,.0f} digits, over the "
+            raise ModelRetry(f"{base} ** {exponent} would have about {bits / _LOG2_10:,.0f} digits, over the "
                                   f"limit of {MAX_INT_BITS / _LOG2_10:,.0f}")
     result = base ** exponent
     if isinstance(result, complex):
-        raise CalculatorError("the result is a complex number (a negative base with a fractional exponent)")
+        raise ModelRetry("the result is a complex number (a negative base with a fractional exponent)")
     return result
 
 
@@ -117,14 +113,14 @@ _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos,
 
 def _parse(expression: str) -> ast.Expression:
     if not isinstance(expression, str) or not expression.strip():
-        raise CalculatorError("give an arithmetic expression such as '2 * (3 + 4)'")
+        raise ModelRetry("give an arithmetic expression such as '2 * (3 + 4)'")
     if len(expression) > MAX_CHARS:
-        raise CalculatorError(f"the expression has {len(expression):,} characters; at most {MAX_CHARS:,} are accepted")
+        raise ModelRetry(f"the expression has {len(expression):,} characters; at most {MAX_CHARS:,} are accepted")
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
-        raise CalculatorError(f"not an arithmetic expression: {detail}") from None
+        raise ModelRetry(f"not an arithmetic expression: {detail}") from None
     _check_shape(tree)
     return tree
 
@@ -136,19 +132,19 @@ def _check_shape(tree: ast.Expression) -> None:
         node, depth = stack.pop()
         nodes += 1
         if nodes > MAX_NODES:
-            raise CalculatorError(f"the expression is too long (more than {MAX_NODES} parts)")
+            raise ModelRetry(f"the expression is too long (more than {MAX_NODES} parts)")
         if depth > MAX_DEPTH:
-            raise CalculatorError(f"the expression is nested more than {MAX_DEPTH} levels deep")
+            raise ModelRetry(f"the expression is nested more than {MAX_DEPTH} levels deep")
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _check_result(value: Any) -> Number:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CalculatorError(f"the result is not a real number ({type(value).__name__})")
+        raise ModelRetry(f"the result is not a real number ({type(value).__name__})")
     if isinstance(value, float) and not math.isfinite(value):
-        raise CalculatorError("the result is not a finite number (it overflowed, or is undefined)")
+        raise ModelRetry("the result is not a finite number (it overflowed, or is undefined)")
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
-        raise CalculatorError(f"an intermediate result has more than {MAX_INT_BITS / _LOG2_10:,.0f} digits")
+        raise ModelRetry(f"an intermediate result has more than {MAX_INT_BITS / _LOG2_10:,.0f} digits")
     return value
 
 
@@ -168,12 +164,12 @@ def _describe(node: ast.AST) -> str:
 
 def _call(node: ast.Call) -> Number:
     if not isinstance(node.func, ast.Name):
-        raise CalculatorError(f"{_describe(node.func)} not allowed in a calculation; call functions by name")
+        raise ModelRetry(f"{_describe(node.func)} not allowed in a calculation; call functions by name")
     if node.func.id not in FUNCTIONS:
-        raise CalculatorError(f"calling {node.func.id!r} is not allowed; known functions: "
+        raise ModelRetry(f"calling {node.func.id!r} is not allowed; known functions: "
                               f"{', '.join(sorted(FUNCTIONS))}")
     if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-        raise CalculatorError(f"{node.func.id}(...) takes positional arguments only")
+        raise ModelRetry(f"{node.func.id}(...) takes positional arguments only")
     args = [_eval(a) for a in node.args]
     return FUNCTIONS[node.func.id](*args)
 
@@ -190,7 +186,7 @@ def _eval(node: ast.AST) -> Number:
     elif isinstance(node, ast.Call):
         value = _call(node)
     else:
-        raise CalculatorError(f"{_describe(node)} not allowed in a calculation")
+        raise ModelRetry(f"{_describe(node)} not allowed in a calculation")
     return _check_result(value)
 
 
@@ -198,19 +194,19 @@ def evaluate(expression: str) -> Number:
     """The value of an arithmetic expression (see the module docstring for what is accepted).
 
     Raises:
-        CalculatorError: the expression is refused, or has no finite real result.
+        ModelRetry: the expression is refused, or has no finite real result.
     """
     tree = _parse(expression)
     try:
         return _eval(tree.body)
-    except CalculatorError:
+    except ModelRetry:
         raise
     except ZeroDivisionError:
-        raise CalculatorError("division by zero") from None
+        raise ModelRetry("division by zero") from None
     except OverflowError:
-        raise CalculatorError("the result is too large to represent") from None
+        raise ModelRetry("the result is too large to represent") from None
     except (ValueError, TypeError) as exc:
-        raise CalculatorError(f"math error: {exc}") from None
+        raise ModelRetry(f"math error: {exc}") from None
 
 
 def _format(value: Number) -> str:

@@ -18,17 +18,13 @@ from typing import Any
 
 from toolrig import ToolFailure
 
-__all__ = ["Caps", "DocumentTooLarge", "convert", "sniff"]
+__all__ = ["Caps", "convert", "sniff"]
 
 _MAGIC = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
           (b"\x7fELF", "an ELF executable"), (b"\x1f\x8b", "a gzip archive"), (b"BZh", "a bzip2 archive"),
           (b"7z\xbc\xaf", "a 7-Zip archive"), (b"Rar!", "a RAR archive"), (b"\xd0\xcf\x11\xe0", "an old Office file"),
           (b"MZ", "a Windows executable"), (b"RIFF", "a RIFF media file"), (b"\x00\x00\x00", "a binary file"))
 _SUPPORTED = "PDF, DOCX, XLSX and CSV/TSV"
-
-
-class DocumentTooLarge(ToolFailure):
-    """A document over one of the caps (bytes, pages, rows, unpacked size)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,13 +46,13 @@ def _zip_kind(data: bytes, caps: Caps, path: str) -> str:
     with archive:
         entries = archive.infolist()
         if len(entries) > caps.max_entries:
-            raise DocumentTooLarge(f"{path!r} holds {len(entries):,} entries, over the cap of {caps.max_entries:,}")
+            raise ToolFailure(f"{path!r} holds {len(entries):,} entries, over the cap of {caps.max_entries:,}")
         unpacked = sum(e.file_size for e in entries)
         if unpacked > caps.max_unpacked:
-            raise DocumentTooLarge(f"{path!r} unpacks to {unpacked:,} bytes, over the cap of {caps.max_unpacked:,}")
+            raise ToolFailure(f"{path!r} unpacks to {unpacked:,} bytes, over the cap of {caps.max_unpacked:,}")
         for e in entries:
             if e.file_size > 1_000_000 and e.file_size > caps.max_ratio * max(e.compress_size, 1):
-                raise DocumentTooLarge(f"{path!r} has an entry compressed {e.file_size // max(e.compress_size, 1)}:1 "
+                raise ToolFailure(f"{path!r} has an entry compressed {e.file_size // max(e.compress_size, 1)}:1 "
                                        "(a zip bomb?); refused")
         names = {e.filename for e in entries}
     if "word/document.xml" in names:
@@ -98,7 +94,7 @@ def _pdf(data: bytes, path: str, caps: Caps) -> Iterator[str]:
             raise ToolFailure(f"{path!r} is an encrypted PDF; it cannot be read without its password")
         pages = len(reader.pages)
         if pages > caps.max_pages:
-            raise DocumentTooLarge(f"{path!r} has {pages} pages, over the cap of {caps.max_pages} pages")
+            raise ToolFailure(f"{path!r} has {pages} pages, over the cap of {caps.max_pages} pages")
         for number, page in enumerate(reader.pages, 1):
             yield f"--- page {number} of {pages} ---\n{(page.extract_text() or '').strip()}"
     except (PyPdfError, ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -123,7 +119,7 @@ def _docx(data: bytes, path: str, caps: Caps) -> Iterator[str]:
             for row in block.rows:
                 rows += 1
                 if rows > caps.max_rows:
-                    raise DocumentTooLarge(f"{path!r} has tables with more than {caps.max_rows:,} rows, the cap")
+                    raise ToolFailure(f"{path!r} has tables with more than {caps.max_rows:,} rows, the cap")
                 yield _cells(cell.text for cell in row.cells)
         elif block.text.strip():
             style = block.style.name if block.style is not None else ""
@@ -145,7 +141,7 @@ def _xlsx(data: bytes, path: str, caps: Caps) -> Iterator[str]:
             for values in sheet.iter_rows(values_only=True):
                 rows += 1
                 if rows > caps.max_rows:
-                    raise DocumentTooLarge(f"{path!r} has more than {caps.max_rows:,} rows, the cap")
+                    raise ToolFailure(f"{path!r} has more than {caps.max_rows:,} rows, the cap")
                 yield _cells(values)
     finally:
         book.close()
@@ -163,7 +159,7 @@ def _csv(data: bytes, path: str, caps: Caps) -> Iterator[str]:
     try:
         for number, row in enumerate(reader, 1):
             if number > caps.max_rows:
-                raise DocumentTooLarge(f"{path!r} has more than {caps.max_rows:,} rows, the cap")
+                raise ToolFailure(f"{path!r} has more than {caps.max_rows:,} rows, the cap")
             yield _cells(row)
     except csv.Error as exc:
         raise ToolFailure(f"{path!r} is not valid CSV: {exc}") from None

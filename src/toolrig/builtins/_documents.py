@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from toolrig import CallContext, Decision, Tool, ToolFailure
 from toolrig.builtins._confined import Confined
-from toolrig.builtins._docformats import Caps, DocumentTooLarge, convert, sniff
+from toolrig.builtins._docformats import Caps, convert, sniff
 from toolrig.guards import PathError
 
 __all__ = ["ReadDocument", "document_tool"]
@@ -55,7 +55,7 @@ class ReadDocument(Tool):
             data = self.files.guarded(lambda allow: guard.read_bytes(path, allow_protected=allow))
         except PathError as exc:
             if exc.reason == "too_large":
-                raise DocumentTooLarge(f"{path!r} is larger than the cap of {self.files.max_file_bytes:,} bytes "
+                raise ToolFailure(f"{path!r} is larger than the cap of {self.files.max_file_bytes:,} bytes "
                                        "for documents") from None
             raise
         kind = sniff(data, path, self.caps)

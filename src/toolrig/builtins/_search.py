@@ -51,7 +51,10 @@ class SearchResult:
 class SearchProvider(Protocol):
     """How a search service is asked and read."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """A short name for messages (``"searxng"``)."""
+        ...
 
     def request(self, query: str, count: int) -> httpx.Request:
         """The HTTP request for ``query`` asking for about ``count`` results."""
