@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Approvals
+from builtin_helpers import Approvals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guards"))
 

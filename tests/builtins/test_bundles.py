@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builtin_helpers import Approvals, assert_clean, call, child_pids
 from guard_helpers import load_json
-from helpers import Approvals, assert_clean, call, child_pids
 
 from toolrig import DefinitionError, ErrorKind, Permission, Registry, Runtime
 from toolrig.builtins import read_bundle

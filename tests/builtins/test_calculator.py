@@ -6,7 +6,7 @@ import contextlib
 import math
 
 import pytest
-from helpers import call
+from builtin_helpers import call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from helpers import call
+from builtin_helpers import call
 
 from toolrig import ErrorKind, Runtime
 from toolrig.builtins import current_time, time_in

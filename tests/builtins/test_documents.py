@@ -8,8 +8,8 @@ from pathlib import Path
 
 import docmaker
 import pytest
+from builtin_helpers import Approvals, assert_clean, call
 from guard_helpers import PathCanary
-from helpers import Approvals, assert_clean, call
 from test_path_corpora import corpus
 
 from toolrig import ErrorKind, Isolation, Permission, Runtime, ToolCall

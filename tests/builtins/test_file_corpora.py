@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from builtin_helpers import Approvals, assert_clean, child_pids
 from guard_helpers import PathCanary, expand, load_json
-from helpers import Approvals, assert_clean, child_pids
 from test_path_corpora import corpus
 
 from toolrig import ErrorKind, Runtime, ToolCall

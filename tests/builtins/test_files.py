@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Approvals, assert_clean, call
+from builtin_helpers import Approvals, assert_clean, call
 
 from toolrig import CallContext, ErrorKind, Permission, Runtime, ToolCall
 from toolrig.builtins import file_tools

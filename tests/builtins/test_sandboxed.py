@@ -11,8 +11,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from builtin_helpers import Approvals, assert_clean, call, child_pids
 from guard_helpers import Canary, load_json
-from helpers import Approvals, assert_clean, call, child_pids
 
 from toolrig import ErrorKind, Permission, Runtime, ToolCall
 from toolrig.builtins import SHELL_ENV, python_tool, shell_tool

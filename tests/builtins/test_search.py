@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from builtin_helpers import call
 from fakeweb import FakeWeb, Reply
-from helpers import call
 
 from toolrig import ErrorKind, Runtime, Trust
 from toolrig.builtins import BraveProvider, SearxngProvider, TavilyProvider, web_search_tool

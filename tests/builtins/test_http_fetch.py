@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from builtin_helpers import assert_clean, call
 from fakeweb import FakeWeb, Reply, Request
 from guard_helpers import Canary, NetworkGuard, load_json, load_lines
-from helpers import assert_clean, call
 
 from toolrig import ErrorKind, Permission, Runtime, Trust
 from toolrig.builtins import http_fetch_tool
