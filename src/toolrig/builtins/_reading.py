@@ -59,33 +59,30 @@ class ReadFile(Tool):
             return self._read(f, path, first, end_line)
 
     def _read(self, f: BinaryIO, path: str, first: int, last: int | None) -> str:
-        head = f.read(_SNIFF)
-        if is_binary(head):
+        data = f.read()  # at most the guard's max_file_bytes
+        if is_binary(data):
             raise ToolFailure(f"{path!r} is a binary file, not text (use read_document for PDF, DOCX, XLSX or CSV)")
-        f.seek(0)
+        text = data.decode("utf-8", "replace")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        total = len(lines)
+        if first > max(total, 1):
+            raise ModelRetry(f"{path!r} has {total} lines; start_line {first} is past its end")
+        stop = total if last is None else min(last, total)
         parts: list[str] = []
         used = 0
-        seen = 0
-        replaced = False
-        for line_no, raw in enumerate(f, 1):
-            if last is not None and line_no > last:
-                break
-            seen = line_no
-            if line_no < first:
-                continue
-            text = raw.decode("utf-8", "replace")
-            replaced = replaced or ("\ufffd" in text and b"\xef\xbf\xbd" not in raw)
-            if used + len(text) > self.max_chars:
-                return self._budget_note(parts, text, used, first, line_no)
-            parts.append(text)
-            used += len(text)
-        if seen < first and first > 1:
-            raise ModelRetry(f"{path!r} has {seen} lines; start_line {first} is past its end")
+        for line_no in range(first, stop + 1):
+            line = lines[line_no - 1] + ("\n" if line_no < total or text.endswith("\n") else "")
+            if used + len(line) > self.max_chars:
+                return self._budget_note(parts, line, used, first, line_no)
+            parts.append(line)
+            used += len(line)
         notes = []
-        if replaced:
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
             notes.append("bytes that are not UTF-8 were shown as U+FFFD")
-        if last is not None and seen < last:
-            notes.append(f"the file ends at line {seen}")
+        if last is not None and total < last:
+            notes.append(f"the file ends at line {total}")
         body = "".join(parts)
         return body + (f"\n[toolrig: {'; '.join(notes)}]" if notes else "")
 
