@@ -82,6 +82,23 @@ def _argument(raw: Any, where: str) -> tuple[str, dict[str, Any], bool, bool]:
     return name, schema, required, bool(raw.get("allow_options", False))
 
 
+def _arguments(arguments: Any, where: str) -> tuple[dict[str, Any], list[str], set[str]]:
+    """The JSON Schema properties, the required names and the names allowing option-like values."""
+    if not isinstance(arguments, list):
+        raise DefinitionError(f"{where}: arguments must be a list")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    options: set[str] = set()
+    for item in arguments:
+        arg, schema, needed, allow = _argument(item, where)
+        if arg in properties:
+            raise DefinitionError(f"{where}: argument {arg!r} is declared twice")
+        properties[arg] = schema
+        required += [arg] if needed else []
+        options |= {arg} if allow else set()
+    return properties, required, options
+
+
 def _seconds(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise DefinitionError(f"{where}: timeout must be a positive number of seconds")
@@ -103,19 +120,7 @@ def _tool(name: str, raw: Any, *, file: Path, bundle: Path, root: Path, allow_un
     description = raw.get("description") or raw.get("docstring")
     if not isinstance(description, str) or not description.strip():
         raise DefinitionError(f"{where}: needs a docstring (or description) telling the model what it does")
-    arguments = raw.get("arguments") or []
-    if not isinstance(arguments, list):
-        raise DefinitionError(f"{where}: arguments must be a list")
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    options: set[str] = set()
-    for item in arguments:
-        arg, schema, needed, allow = _argument(item, where)
-        if arg in properties:
-            raise DefinitionError(f"{where}: argument {arg!r} is declared twice")
-        properties[arg] = schema
-        required += [arg] if needed else []
-        options |= {arg} if allow else set()
+    properties, required, options = _arguments(raw.get("arguments") or [], where)
     if "command" not in raw:
         raise DefinitionError(f"{where}: needs a command (a list of arguments with {{param}} placeholders)")
     argv = templates(raw["command"], where)
