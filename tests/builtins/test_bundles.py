@@ -173,3 +173,11 @@ def test_missing_and_broken_files(tmp_path: Path, root: Path) -> None:
     with pytest.raises(DefinitionError, match="'tools' mapping"):
         read_bundle(broken, root=root)
     assert os.path.exists(root)
+
+
+def test_the_registry_finds_the_loader_by_entry_point(tmp_path: Path, root: Path) -> None:
+    from toolrig.errors import LoadError
+
+    folder = bundle(tmp_path, {"echo": ARGS_TOOL})
+    with pytest.raises(LoadError, match="no 'toml' bundle loader"):
+        Registry().load_bundle(folder, root=root, kind="toml")
