@@ -154,3 +154,18 @@ async def test_every_error_kind(tmp_path: Path) -> None:
     assert len(rows) >= 20
     kinds_logged = {r.kind for r in rows}
     assert {"not_found", "denied", "timeout", "circuit_open", "cancelled"} <= {str(k) for k in kinds_logged}
+
+
+def test_a_guard_refusal_raised_by_a_tool_body_is_a_denial_not_an_internal_error() -> None:
+    from toolrig import ErrorKind, Runtime, ToolCall, tool
+    from toolrig.errors import PathDenied
+
+    @tool
+    def peek(path: str) -> str:
+        """Read a path."""
+        raise PathDenied("escape", path, f"{path!r} climbs above the root")
+
+    with Runtime([peek], audit=False) as rt:
+        out = rt.call_sync(ToolCall(name="peek", arguments={"path": "../x"}))
+    assert out.error is not None and out.error.kind is ErrorKind.DENIED
+    assert out.error.details["reason"] == "escape" and "climbs above" in out.error.message

@@ -14,7 +14,12 @@ from typing import Any, Literal, Protocol
 
 from toolrig._define import BaseTool
 
-__all__ = ["Registers", "load_directory", "load_entry_points", "load_file", "load_module", "load_source"]
+__all__ = ["BUNDLE_LOADERS", "Registers", "load_bundle", "load_directory", "load_entry_points", "load_file",
+           "load_module", "load_source"]
+
+BUNDLE_LOADERS = "toolrig.bundles"
+"""Entry-point group of bundle loaders (``yaml``: :func:`toolrig.builtins.load_bundle`): the registry sits below
+the built-ins, so it finds their loader by name instead of importing it."""
 
 
 class Registers(Protocol):
@@ -67,3 +72,20 @@ def load_source(registry: Registers, source: str | Path, *, replace: bool = Fals
         return load_directory(registry, source, replace=replace)
     label = source_for(source) if Path(source).is_file() else f"module:{source}"
     return registry.register_many(load(source), replace=replace, source=label)
+
+
+def load_bundle(registry: Registers, path: str | Path, *, kind: str = "yaml", **options: Any) -> list[BaseTool]:
+    """Register a bundle's tools with the loader registered as ``kind`` in :data:`BUNDLE_LOADERS`.
+
+    Raises:
+        LoadError: no such loader is installed.
+    """
+    from importlib.metadata import entry_points
+
+    from toolrig.errors import LoadError
+
+    for ep in entry_points(group=BUNDLE_LOADERS, name=kind):
+        loaded: list[BaseTool] = ep.load()(registry, path, **options)
+        return loaded
+    raise LoadError(f"no {kind!r} bundle loader is installed (entry point group {BUNDLE_LOADERS!r})",
+                    source=str(path))

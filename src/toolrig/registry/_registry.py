@@ -336,6 +336,12 @@ class Registry(Toolset):
 
         return _loading.load_source(self, source, replace=replace)
 
+    def load_bundle(self, path: str | Path, **options: Any) -> builtins.list[BaseTool]:
+        """Register the YAML command tools of a bundle (see :func:`toolrig.builtins.load_bundle`)."""
+        from toolrig.registry import _loading
+
+        return _loading.load_bundle(self, path, **options)
+
     def reload_file(self, path: str | Path) -> ReloadResult:
         """Re-import a tool file and update its tools (see :func:`toolrig.registry.reload_file`)."""
         from toolrig.registry._reload import reload_file

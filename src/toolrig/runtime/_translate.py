@@ -52,7 +52,7 @@ def _infrastructure(exc: ExecutionError, tool: str) -> ToolError:
 
 def _refusal(exc: GuardError, tool: str) -> ToolError:
     """A guard's refusal: a denial the model can read (with the reason code), or an ordinary failure."""
-    details = exc.details()
+    details = {k: v for k, v in exc.details().items() if k != "message"}  # the message is the error's own
     if isinstance(exc, PathDenied | URLDenied):
         return ToolError.of(ErrorKind.DENIED, f"{tool} refused: {_short(exc)}", **details)
     if isinstance(exc, ArgumentDenied):

@@ -1,0 +1,70 @@
+"""Built-in tools, each with an honest permission level, and tools declared in YAML bundles.
+
+- Files confined to a root: :func:`file_tools` (``read_file``, ``write_file``, ``edit_file``, ``list_dir``,
+  ``glob``, ``grep``); documents: :func:`document_tool` (``read_document``).
+- Computation and time: :data:`calculator`, :data:`current_time`.
+- The web: :func:`http_fetch_tool` (SSRF-safe), :func:`web_search_tool` with :class:`SearxngProvider`,
+  :class:`BraveProvider` or :class:`TavilyProvider`.
+- Sandboxed execution: :func:`shell_tool`, :func:`python_tool`.
+- YAML command tools: :func:`load_bundle` (also ``Registry.load_bundle``).
+- Configuration: :func:`default_tools` (what ``toolrig serve`` exposes by default), :func:`tools_from_config`.
+
+Tools whose risk depends on their arguments (protected file names, shell commands) review their own
+calls (:meth:`toolrig.BaseTool.review`): the runtime's approval stage asks a human, and the body does the
+protected part only when ``current_context().approved``. See ``docs/builtins.md``.
+"""
+
+from __future__ import annotations
+
+from toolrig.builtins._bundle import load_bundle, read_bundle
+from toolrig.builtins._calculator import MAX_INT_BITS, calculator, evaluate
+from toolrig.builtins._clock import current_time, time_in
+from toolrig.builtins._config import CONFIG_KEYS, default_tools, tools_from_config
+from toolrig.builtins._confined import Confined
+from toolrig.builtins._documents import ReadDocument, document_tool
+from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
+from toolrig.builtins._files import file_tools
+from toolrig.builtins._html import html_to_text
+from toolrig.builtins._python import PythonTool, python_tool
+from toolrig.builtins._search import (
+    BraveProvider,
+    SearchProvider,
+    SearchResult,
+    SearxngProvider,
+    TavilyProvider,
+    WebSearch,
+    web_search_tool,
+)
+from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
+
+__all__ = [
+    "CONFIG_KEYS",
+    "MAX_INT_BITS",
+    "SHELL_ENV",
+    "BraveProvider",
+    "Confined",
+    "HttpFetch",
+    "PythonTool",
+    "ReadDocument",
+    "SearchProvider",
+    "SearchResult",
+    "SearxngProvider",
+    "Shell",
+    "TavilyProvider",
+    "WebSearch",
+    "calculator",
+    "current_time",
+    "default_tools",
+    "document_tool",
+    "evaluate",
+    "file_tools",
+    "html_to_text",
+    "http_fetch_tool",
+    "load_bundle",
+    "python_tool",
+    "read_bundle",
+    "shell_tool",
+    "time_in",
+    "tools_from_config",
+    "web_search_tool",
+]
