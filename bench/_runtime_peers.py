@@ -238,7 +238,7 @@ async def mcp_sdk(variant: str, workload: str = "trivial") -> Subject:
 
     def value(result: Any) -> int:
         content = result.structured_content
-        return number(content["result"] if "result" in content else content)
+        return number(content.get("result", content))
 
     name = TOOL_NAMES[workload]
     return Subject("mcp.call_tool", "MCP SDK server call_tool", list,

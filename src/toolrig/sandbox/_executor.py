@@ -74,7 +74,8 @@ def _jsonable(mapping: Mapping[str, Any]) -> dict[str, Any]:
 
 def _context(ctx: CallContext) -> dict[str, Any]:
     return {"user": ctx.user, "agent": ctx.agent, "session": ctx.session, "call_id": ctx.call_id,
-            "tool_name": ctx.tool_name, "roles": sorted(ctx.roles), "state": _jsonable(ctx.state),
+            "tool_name": ctx.tool_name, "tool_version": ctx.tool_version, "approved": ctx.approved,
+            "roles": sorted(ctx.roles), "state": _jsonable(ctx.state),
             "metadata": _jsonable(ctx.metadata)}
 
 

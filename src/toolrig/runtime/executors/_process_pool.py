@@ -100,7 +100,8 @@ def context_fields(ctx: CallContext, *, strict: bool = True) -> dict[str, Any]:
 
     return {
         "user": ctx.user, "agent": ctx.agent, "session": ctx.session, "call_id": ctx.call_id,
-        "tool_name": ctx.tool_name, "tool_version": ctx.tool_version, "roles": frozenset(ctx.roles),
+        "tool_name": ctx.tool_name, "tool_version": ctx.tool_version, "approved": ctx.approved,
+        "roles": frozenset(ctx.roles),
         "state": keep(ctx.state),
         "deps": ctx.deps if strict or _picklable(ctx.deps) else None, "metadata": keep(ctx.metadata),
         "progress": ctx.progress is not None,
