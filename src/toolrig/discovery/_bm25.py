@@ -43,6 +43,7 @@ class Bm25Index:
             self._model.index([list(d) or [""] for d in documents], show_progress=False)
         self._delta: list[Counter[str]] = []
         self._delta_len: list[int] = []
+        self._postings: dict[str, list[tuple[int, int]]] = {}  # delta: token -> [(delta index, tf)]
         self._alive = np.ones(self.main_size, dtype=np.float32)
 
     @property
@@ -57,7 +58,10 @@ class Bm25Index:
 
     def add(self, tokens: Sequence[str]) -> int:
         """Add a document; returns its slot."""
-        self._delta.append(Counter(tokens))
+        counts = Counter(tokens)
+        for token, tf in counts.items():
+            self._postings.setdefault(token, []).append((len(self._delta), tf))
+        self._delta.append(counts)
         self._delta_len.append(len(tokens))
         self._alive = np.append(self._alive, np.float32(1.0))
         return self.size - 1
@@ -86,14 +90,13 @@ class Bm25Index:
             n = len(self._delta)
             df = Counter(t for doc in self._delta for t in doc)
             avgdl = (sum(self._delta_len) / n) if n else 1.0
-        idf = {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in set(tokens)}
         out = np.zeros(len(self._delta), dtype=np.float32)
-        for i, (doc, length) in enumerate(zip(self._delta, self._delta_len, strict=True)):
-            norm = self.k1 * (1 - self.b + self.b * length / avgdl)
-            total = 0.0
-            for t in tokens:
-                tf = doc.get(t, 0)
-                if tf:
-                    total += idf[t] * tf / (tf + norm)
-            out[i] = total
+        for token, times in Counter(tokens).items():  # a repeated query word counts again, as in bm25s
+            postings = self._postings.get(token)
+            if not postings:
+                continue
+            idf = math.log(1 + (n - df.get(token, 0) + 0.5) / (df.get(token, 0) + 0.5))
+            for i, tf in postings:
+                norm = self.k1 * (1 - self.b + self.b * self._delta_len[i] / avgdl)
+                out[i] += times * idf * tf / (tf + norm)
         return out

@@ -102,7 +102,8 @@ class ToolSearch:
         aliases: extra names counting as an exact match, alias → tool name (also ``spec.metadata["aliases"]``).
         check_interval: seconds between checks of the toolset for changes (None: before every search up to
             2,000 tools, else every second; 0: always).
-        rebuild_threshold: added slots after which the index is rebuilt (None: 64 or 5 % of the index).
+        rebuild_threshold: added slots after which the index is rebuilt (None: 64 + 1 % of the index, at most
+            512); a single change adding more than that is built compactly at once.
         weights: weights of the fused lists (``bm25``, ``embedding``, ``history_bm25``, ``history_embedding``).
         rrf_k: the reciprocal-rank-fusion constant.
         cache_dir: the vector cache directory (see :class:`CachedEmbedder`; False: none).
@@ -176,18 +177,25 @@ class ToolSearch:
             added = [Slot.of(t, x) for n, (t, x) in current.items() if indexed.get(n) != x.digest]
             if not removed and not added:
                 return False
+            if len(added) > self._threshold():  # first build, or a bulk change: build compactly now
+                keep = [s for n, i in self._index.by_name.items() if n in current and n not in removed
+                        and (s := self._index.slots[i]) is not None]
+                self._index = self._new_index([*keep, *added])
+                self.rebuilds += 1
+                return True
             self._index.apply(removed, added)
             if self._index.bm25.delta_size > self._threshold():
-                self._rebuild(current)
+                self._rebuild()
             return True
 
     def _threshold(self) -> int:
         if self.rebuild_threshold is not None:
             return self.rebuild_threshold
-        return max(64, self._index.bm25.main_size // 20)
+        return min(512, 64 + self._index.bm25.main_size // 100)
 
-    def _rebuild(self, current: Mapping[str, tuple[BaseTool, ToolText]]) -> None:
-        slots = [Slot.of(t, x) for t, x in current.values()]
+    def _rebuild(self) -> None:
+        index = self._index
+        slots = [s for i in index.by_name.values() if (s := index.slots[i]) is not None]
         if len(slots) <= _SMALL:
             self._index = self._new_index(slots)
             self.rebuilds += 1

@@ -110,7 +110,7 @@ class ToolText:
 
     def document(self) -> str:
         """One text for an embedding model: title or name, description, then the parameters."""
-        head = self.title or normalize_name(self.name)
+        head = self.title or self.name.replace("_", " ")  # the model's own word pieces split camelCase
         params = self.parameters.replace("\n", "; ")
         text = f"{head}: {self.description}".strip()
         if params:
