@@ -20,16 +20,12 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from cachetools import LRUCache
 
-from toolrig import ToolrigError
+from toolrig.errors import EmbeddingError
 
 __all__ = ["CACHE_ENV", "CachedEmbedder", "Embedder", "EmbeddingError", "default_cache_dir"]
 
 CACHE_ENV = "TOOLRIG_CACHE_DIR"
 """Environment variable naming the directory for cached vectors (default: the user cache dir)."""
-
-
-class EmbeddingError(ToolrigError):
-    """An embedder could not be loaded or returned unusable vectors."""
 
 
 @runtime_checkable

@@ -23,8 +23,8 @@ from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
-from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._portal import LoopThread
+from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime._terminal import invoke_tool, really_cancelled
 from toolrig.runtime.executors._base import Executors
