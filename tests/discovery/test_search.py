@@ -168,3 +168,33 @@ def test_plain_functions_are_accepted() -> None:
         return text
 
     assert ToolSearch([translate]).search("translate into French")[0].name == "translate"
+
+
+def test_searches_from_threads_while_the_toolset_changes() -> None:
+    import threading
+
+    base = FunctionToolset([make(f"tool_{i}", f"widget number {i}") for i in range(50)])
+    search = ToolSearch(base, rebuild_threshold=3)
+    errors: list[BaseException] = []
+
+    def searcher() -> None:
+        try:
+            for i in range(60):
+                hits = search.search(f"widget {i % 50}", 5)
+                assert len(hits) <= 5 and len({h.name for h in hits}) == len(hits)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(30):
+        base.add(make(f"new_{i}", f"gizmo number {i}"))
+        if i % 3 == 0:
+            base.remove(f"tool_{i}")
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    search.sync()
+    assert search.wait_rebuilt(timeout=60)
+    assert {h.name for h in search.search("gizmo", 40)} == {f"new_{i}" for i in range(30)}

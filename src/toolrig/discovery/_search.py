@@ -245,6 +245,8 @@ class ToolSearch:
             ValueError: an unknown filter key.
         """
         test = _filter_test(filters)
+        embedder = self.embedder
+        vector = embedder.embed_query(query) if embedder is not None and k > 0 else None  # outside the lock
         with self._lock:
             self._maybe_sync()
             index = self._index
@@ -257,7 +259,7 @@ class ToolSearch:
                     if slot is not None and mask[i] and not test(slot.tool):
                         mask[i] = False
             tokens = tokenize(query)
-            rankings = self._rankings(index, memory, query, tokens, mask)
+            rankings = self._rankings(index, memory, vector, tokens, mask)
             if not rankings:
                 return []
             order, scores = fuse(rankings, self.weights, self.rrf_k, k + 1, single=len(rankings) == 1)
@@ -273,10 +275,9 @@ class ToolSearch:
         """Tool names only (the ranker contract of the retrieval benchmark)."""
         return [h.name for h in self.search(query, k)]
 
-    def _rankings(self, index: SearchIndex, memory: QueryMemory | None, query: str, tokens: list[str],
-                  mask: np.ndarray) -> list[Ranking]:
+    def _rankings(self, index: SearchIndex, memory: QueryMemory | None, vector: np.ndarray | None,
+                  tokens: list[str], mask: np.ndarray) -> list[Ranking]:
         out: list[Ranking] = []
-        vector = self.embedder.embed_query(query) if self.embedder is not None else None
         if self.method in ("bm25", "hybrid"):
             scores = index.bm25.scores(tokens)
             out.append(Ranking("bm25", *top(scores, mask, _POOL, positive=True)))

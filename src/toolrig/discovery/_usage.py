@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolrig import CallContext, ToolCall, ToolOutcome
+
 __all__ = ["META_TOOLS", "ToolUsage", "UsageEvent", "UsageLog", "UsageRecorder"]
 
 META_TOOLS = frozenset({"search_tools", "describe_tool", "call_tool"})
@@ -187,11 +189,12 @@ class UsageRecorder:
         self.log = log
         self.query_key = query_key
 
-    def after_call(self, call: Any, outcome: Any, ctx: Any) -> None:
-        tool = getattr(outcome, "name", None) or call.name
+    def after_call(self, call: ToolCall, outcome: ToolOutcome, ctx: CallContext) -> None:
+        """Record the finished call (the runtime calls this; it never replaces the outcome)."""
+        tool = outcome.name or call.name
         if tool in META_TOOLS:
             return
-        query = ctx.metadata.get(self.query_key) if ctx is not None else None
+        query = ctx.metadata.get(self.query_key)
         if not isinstance(query, str):
-            query = self.log.take_search(getattr(ctx, "session", None))
+            query = self.log.take_search(ctx.session)
         self.log.record(query, tool, bool(outcome.ok))
