@@ -90,3 +90,21 @@ def test_a_noted_search_is_credited_to_a_bounded_number_of_calls() -> None:
     usage.note_search("s", "find the news")
     assert [usage.take_search("s") for _ in range(3)] == ["find the news", "find the news", None]
     assert usage.take_search(None) is None and usage.take_search("other") is None
+
+
+def test_new_usage_is_added_in_place_and_a_dropped_past_forces_a_full_rebuild() -> None:
+    usage = UsageLog(max_events=5)
+    search = ToolSearch(toolset(), usage=usage)
+    usage.record("moon phase tonight", "sky_events")
+    assert search.search("moon phase tomorrow")[0].name == "sky_events"
+    memory = search._memory
+    usage.record("latest headlines", "news_feed")
+    usage.record("latest headlines", "geo_lookup")
+    assert search.search("latest headlines today")[0].name in {"news_feed", "geo_lookup"}
+    assert search._memory is memory and memory is not None and memory.added == 1  # one new query: extended
+    for i in range(6):  # more than the log keeps: what was dropped cannot be replayed
+        usage.record(f"where is place {i}", "geo_lookup")
+    pairs, complete = usage.learned_since(3)
+    assert not complete and len(pairs) == 5
+    assert search.search("where is place 9")[0].name == "geo_lookup"
+    assert search._memory is not memory

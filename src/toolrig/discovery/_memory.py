@@ -34,13 +34,40 @@ class QueryMemory:
         self.neighbours = neighbours
         self.temperature = temperature
         self.tools: list[str] = sorted({t for _, tools in pairs for t in tools})
-        index = {t: i for i, t in enumerate(self.tools)}
-        self._labels = [np.array([index[t] for t in tools], dtype=np.int64) for _, tools in pairs]
+        self._tool_index = {t: i for i, t in enumerate(self.tools)}
+        self._labels = [np.array([self._tool_index[t] for t in tools], dtype=np.int64) for _, tools in pairs]
+        self._rows = {q: i for i, (q, _) in enumerate(pairs)}
         self._bm25 = Bm25Index([tokenize(q) for q, _ in pairs], k1=1.2, b=0.75)
         self._vectors: np.ndarray | None = None
         self._embedder = embedder
         if embedder is not None and pairs:
             self._vectors = embedder.embed([q for q, _ in pairs])
+
+    @property
+    def added(self) -> int:
+        """Past queries added since the full build (the owner rebuilds past a threshold)."""
+        return self._bm25.delta_size
+
+    def extend(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Add ``(query, tool)`` pairs without a rebuild: a known query gains a tool, a new one a row."""
+        fresh: list[str] = []
+        for query, tool in pairs:
+            t = self._tool_index.get(tool)
+            if t is None:
+                t = self._tool_index[tool] = len(self.tools)
+                self.tools.append(tool)
+            row = self._rows.get(query)
+            if row is not None:
+                if t not in self._labels[row]:
+                    self._labels[row] = np.append(self._labels[row], t)
+                continue
+            self._rows[query] = len(self._labels)
+            self._labels.append(np.array([t], dtype=np.int64))
+            self._bm25.add(tokenize(query))
+            fresh.append(query)
+        if fresh and self._embedder is not None:
+            vectors = self._embedder.embed(fresh)
+            self._vectors = vectors if self._vectors is None else np.vstack([self._vectors, vectors])
 
     def __len__(self) -> int:
         return len(self._labels)

@@ -232,10 +232,17 @@ class ToolSearch:
         usage = self.usage
         if usage is None:
             return None
-        if self._memory is None or usage.version != self._memory_version:
-            self._memory_version = usage.version
-            self._memory = QueryMemory(usage.pairs(), embedder=self.embedder)
-        return self._memory
+        version = usage.version
+        if self._memory is not None and version == self._memory_version:
+            return self._memory
+        new, complete = usage.learned_since(self._memory_version)
+        memory = self._memory
+        if memory is None or not complete or memory.added + len(new) > max(256, len(memory) // 5):
+            memory = QueryMemory(usage.pairs(), embedder=self.embedder)  # first, or past the delta: in full
+        else:
+            memory.extend(new)  # a few new pairs: added in place, no rebuild
+        self._memory, self._memory_version = memory, version
+        return memory
 
     # -- searching ---------------------------------------------------------------------------------
     def search(self, query: str, k: int = 5, *, filters: Filters | None = None) -> list[SearchHit]:

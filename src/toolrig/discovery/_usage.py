@@ -9,7 +9,8 @@ A :class:`UsageLog` holds usage events ``(query, tool, ok)``. They come from thr
 * :meth:`UsageLog.from_audit`, which mines the audit log: a ``search_tools`` call starts a query, and the
   next successful calls in the same session (at most ``window`` of them) are the tools it led to.
 
-Only successful calls with a query teach search (see :meth:`UsageLog.pairs`); every call counts in
+Only successful calls with a query teach search (see :meth:`UsageLog.pairs`; :meth:`UsageLog.learned_since`
+lets a search add new pairs in place instead of rebuilding); every call counts in
 :meth:`UsageLog.stats`.
 """
 
@@ -65,6 +66,7 @@ class UsageLog:
 
     def __init__(self, *, max_events: int = 200_000, window: int = 3) -> None:
         self._events: deque[UsageEvent] = deque(maxlen=max_events)
+        self._seqs: deque[int] = deque(maxlen=max_events)  # the version at which each kept event came
         self._lock = threading.Lock()
         self._version = 0
         self.window = window
@@ -82,11 +84,26 @@ class UsageLog:
         with self._lock:
             self._events.append(event)
             self._version += 1
+            self._seqs.append(self._version)
 
     def events(self) -> list[UsageEvent]:
         """Every kept event, oldest first."""
         with self._lock:
             return list(self._events)
+
+    def learned_since(self, version: int) -> tuple[list[tuple[str, str]], bool]:
+        """``(query, tool)`` of the successful calls recorded after ``version``, and whether that is all of
+        them (False when events after ``version`` were already dropped: rebuild from :meth:`pairs`)."""
+        out: list[tuple[str, str]] = []
+        with self._lock:
+            complete = not self._seqs or self._seqs[0] <= version + 1 or version == 0
+            for seq, e in zip(reversed(self._seqs), reversed(self._events), strict=True):
+                if seq <= version:
+                    break
+                if e.ok and e.query is not None and e.tool not in META_TOOLS:
+                    out.append((e.query, e.tool))
+        out.reverse()
+        return out, complete
 
     def pairs(self) -> list[tuple[str, tuple[str, ...]]]:
         """``(query, tools)`` from successful calls with a query, one entry per distinct query text."""
