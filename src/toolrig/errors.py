@@ -18,6 +18,7 @@ defined here, under :class:`ToolrigError`. The tree::
     ├── InjectionError           an injected parameter has no value in the call context
     ├── ResultConversionError    a tool returned a value with no JSON form and no text of its own
     ├── StateUnavailable         the shared-state store (Redis, ...) cannot be reached
+    ├── EmbeddingError           an embedding model cannot be loaded or gave unusable vectors (discovery)
     ├── ExecutionError           the machinery running a tool body failed (not the body itself)
     │   ├── CallTimeoutError     the runtime's deadline for one attempt passed
     │   ├── ExecutorBusyError    no capacity left to run the body now (retryable)
@@ -58,6 +59,7 @@ __all__ = [
     "CommandParseError",
     "ConfigError",
     "DefinitionError",
+    "EmbeddingError",
     "ExecutionError",
     "ExecutorBusyError",
     "ExecutorUnavailable",
@@ -167,6 +169,11 @@ class ResultConversionError(ToolrigError, TypeError):
 # -- infrastructure --------------------------------------------------------------------------------
 class StateUnavailable(ToolrigError):
     """The shared-state store could not be reached or answered nonsense (an infrastructure fault)."""
+
+
+class EmbeddingError(ToolrigError):
+    """An embedder could not be loaded (the ``embeddings`` extra is missing, a file fails its checksum) or
+    returned unusable vectors (wrong shape, not finite)."""
 
 
 class ExecutionError(ToolrigError):

@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli._audit",
     "toolrig.cli._call",
     "toolrig.cli._policy",
+    "toolrig.cli._search",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 

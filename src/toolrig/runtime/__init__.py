@@ -16,6 +16,7 @@ from toolrig.runtime._defaults import (
 )
 from toolrig.runtime._hook import AfterCallHook, BeforeCallHook, Hook, OnErrorHook
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._runtime import Runtime
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime.executors import (
@@ -56,6 +57,7 @@ __all__ = [
     "BreakerStage",
     "CacheStage",
     "CallNext",
+    "CallRouter",
     "CallTimeoutError",
     "Clock",
     "ClosableStage",
@@ -79,6 +81,7 @@ __all__ = [
     "RepairStage",
     "ResolveStage",
     "RetryStage",
+    "RoutedCall",
     "Runtime",
     "Services",
     "Stage",

@@ -24,6 +24,7 @@ from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._portal import LoopThread
+from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime._terminal import invoke_tool, really_cancelled
 from toolrig.runtime.executors._base import Executors
@@ -121,6 +122,7 @@ class Runtime:
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
         self._chain: CallNext = self._build()
+        self._router: CallRouter | None = self.toolset if isinstance(self.toolset, CallRouter) else None
         self._running: dict[str, list[_Running]] = {}
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
@@ -170,8 +172,14 @@ class Runtime:
         Only a cancellation of the caller itself propagates (``Runtime.cancel`` ends the call with
         an outcome of kind ``cancelled``).
         """
+        routed = self._route(call) if self._router is not None else None
+        asked = call.name
+        if routed is not None:  # e.g. call_tool(name, arguments): every stage sees the real call and tool
+            call = routed.call
         ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
         inv = Invocation.start(call, ctx, self.services)
+        if routed is not None:
+            inv = inv.derive(tool=routed.tool)
         outcome: ToolOutcome | None = None
         with anyio.CancelScope() as scope:
             running = self._register(call.id, scope)
@@ -189,7 +197,18 @@ class Runtime:
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} was cancelled"))
+        if routed is not None:  # the name the model used, for provider messages that must echo it
+            return outcome.derive(duration_ms=inv.elapsed_ms, meta={**outcome.meta, "routed_from": asked})
         return outcome.derive(duration_ms=inv.elapsed_ms)
+
+    def _route(self, call: ToolCall) -> RoutedCall | None:
+        """The toolset's routing of ``call``; a router that fails routes nothing (the call runs as sent)."""
+        assert self._router is not None
+        try:
+            return self._router.route_call(call)
+        except Exception:
+            log.exception("call routing failed for %s; the call runs unrouted", _short_name(call.name))
+            return None
 
     def _register(self, call_id: str, scope: anyio.CancelScope) -> _Running:
         try:

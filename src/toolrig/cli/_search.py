@@ -1,0 +1,76 @@
+"""``toolrig search "QUERY" --from SOURCE``: rank the tools of a source for a query."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from toolrig.cli._common import fail, first_line, load_tools, print_json, stdout
+
+__all__ = ["register", "search_command"]
+
+
+def _definitions(path: Path) -> list[Any]:
+    """Schema-only tools from a JSON list or JSON Lines of ``{name, description, parameters | input_schema}``."""
+    from toolrig import schema_tool
+
+    text = path.read_text(encoding="utf-8")
+    entries = json.loads(text) if path.suffix == ".json" else [json.loads(x) for x in text.splitlines() if x.strip()]
+    if isinstance(entries, dict):
+        entries = entries.get("tools", [])
+    tools = []
+    for e in entries:
+        schema = e.get("input_schema") or e.get("inputSchema") or e.get("parameters") or {"type": "object"}
+        tools.append(schema_tool(name=e["name"], description=e.get("description") or "", input_schema=schema))
+    return tools
+
+
+def _load(source: str) -> list[Any]:
+    path = Path(source)
+    if path.is_file() and path.suffix in (".json", ".jsonl"):
+        try:
+            return _definitions(path)
+        except Exception as exc:  # a malformed file is a user-facing error
+            fail(f"cannot read tool definitions from {source}: {type(exc).__name__}: {exc}")
+    return load_tools(source)
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What the tool should do.")],
+    source: Annotated[str, typer.Option(
+        "--from", "-f", metavar="SOURCE",
+        help="Python file, directory, module[:attribute], or a .json/.jsonl file of tool definitions.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="bm25, embedding or hybrid.")] = "bm25",
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many tools to show.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Rank the tools in SOURCE for QUERY (BM25 by default; embeddings need toolrig[embeddings])."""
+    from toolrig.discovery import EmbeddingError, ToolSearch
+
+    if method not in ("bm25", "embedding", "hybrid"):
+        fail(f"unknown method {method!r}; choose one of: bm25, embedding, hybrid", code=2)
+    tools = _load(source)
+    try:
+        hits = ToolSearch(tools, method=method).search(query, k)  # type: ignore[arg-type]
+    except EmbeddingError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json([{"name": h.name, "version": h.version, "score": round(h.score, 6), "matched": list(h.matched),
+                     "description": h.description} for h in hits])
+        return
+    table = Table(title=f"{len(hits)} of {len(tools)} tools for {query!r} ({method})", title_justify="left")
+    for column in ("#", "name", "score", "matched"):
+        table.add_column(column, no_wrap=column != "matched")
+    table.add_column("description", overflow="fold", ratio=1)
+    for i, h in enumerate(hits, start=1):
+        table.add_row(str(i), h.name, f"{h.score:.4f}", ", ".join(h.matched), first_line(h.description))
+    stdout().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``search`` to ``app``."""
+    app.command("search")(search_command)

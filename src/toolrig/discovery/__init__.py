@@ -1,0 +1,70 @@
+"""Discovery: find the right tools among many, show a model only what it needs, and pick tools by rule.
+
+* :class:`ToolSearch` ranks a toolset's tools for a query: BM25 (``bm25s``) over names, descriptions,
+  parameters and tags; embeddings (:class:`Embedder`, the ``embeddings`` extra's :class:`MiniLMEmbedder`);
+  or both fused. An exact name or alias always ranks first; the index follows the toolset as it changes.
+* :class:`UsageLog` (from :meth:`UsageLog.record`, a runtime hook, or the audit log) makes past
+  (query → tool) pairs improve later rankings, and counts calls and successes per tool.
+* :class:`ProgressiveToolset` exposes only core tools plus ``search_tools`` / ``describe_tool`` /
+  ``call_tool`` once all definitions would take too much of the context window.
+* Selection strategies: :class:`RuleSelector`, :class:`RetrievalSelector`, :class:`LLMSelector`,
+  :class:`HybridSelector`.
+"""
+
+from __future__ import annotations
+
+from toolrig.discovery._embed import CACHE_ENV, CachedEmbedder, Embedder, EmbeddingError, default_cache_dir
+from toolrig.discovery._meta import CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOLS
+from toolrig.discovery._minilm import MiniLMEmbedder, embeddings_available
+from toolrig.discovery._progressive import ProgressiveToolset
+from toolrig.discovery._search import Filters, Method, SearchHit, ToolSearch
+from toolrig.discovery._select import (
+    Chooser,
+    HybridSelector,
+    LLMSelector,
+    RetrievalSelector,
+    RuleSelector,
+    Selection,
+    SelectionRule,
+    Selector,
+    select_sync,
+)
+from toolrig.discovery._text import FIELDS
+from toolrig.discovery._tokens import TokenCounter, estimate_tokens, token_counter
+from toolrig.discovery._usage import META_TOOLS, ToolUsage, UsageEvent, UsageLog, UsageRecorder
+
+__all__ = [
+    "CACHE_ENV",
+    "CALL_TOOL",
+    "DESCRIBE_TOOL",
+    "FIELDS",
+    "META_TOOLS",
+    "SEARCH_TOOLS",
+    "CachedEmbedder",
+    "Chooser",
+    "Embedder",
+    "EmbeddingError",
+    "Filters",
+    "HybridSelector",
+    "LLMSelector",
+    "Method",
+    "MiniLMEmbedder",
+    "ProgressiveToolset",
+    "RetrievalSelector",
+    "RuleSelector",
+    "SearchHit",
+    "Selection",
+    "SelectionRule",
+    "Selector",
+    "TokenCounter",
+    "ToolSearch",
+    "ToolUsage",
+    "UsageEvent",
+    "UsageLog",
+    "UsageRecorder",
+    "default_cache_dir",
+    "embeddings_available",
+    "estimate_tokens",
+    "select_sync",
+    "token_counter",
+]

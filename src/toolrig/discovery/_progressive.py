@@ -1,0 +1,139 @@
+"""Progressive disclosure: when all tool definitions would take too much of the context window, show the
+model only the core tools plus ``search_tools`` / ``describe_tool`` / ``call_tool``.
+
+``call_tool(name, arguments)`` is routed to the real tool before the pipeline runs (the toolset is a
+:class:`toolrig.runtime.CallRouter`), so policy, approval, audit and traces see the real tool's name, and a
+hidden tool is reachable only that way: :meth:`ProgressiveToolset.get` does not return it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import fnmatch
+from collections.abc import Iterable
+from typing import Any
+
+from toolrig import BaseTool, ToolCall
+from toolrig.discovery._embed import Embedder
+from toolrig.discovery._meta import CALL_TOOL, meta_tools
+from toolrig.discovery._search import Method, ToolSearch
+from toolrig.discovery._tokens import TokenCounter, definition_text, token_counter
+from toolrig.discovery._usage import UsageLog
+from toolrig.runtime import RoutedCall
+from toolrig.toolsets import Toolset, WrapperToolset
+
+__all__ = ["ProgressiveToolset"]
+
+
+class ProgressiveToolset(WrapperToolset):
+    """Wraps a toolset; past a token budget, offers core tools plus three meta-tools instead of all tools.
+
+    Args:
+        toolset: the tools (any Toolset: local, MCP, combined...).
+        core: names (or globs) of tools always shown as themselves.
+        context_window: the model's context window, in tokens.
+        threshold: the share of the window all definitions may take before disclosure turns on.
+        enabled: True / False forces disclosure on / off; None (default) decides by the threshold.
+        search: the :class:`ToolSearch` behind ``search_tools`` (default: one over ``toolset``).
+        method, embedder, usage: for the default search (see :class:`ToolSearch`); ``usage`` also receives
+            each ``search_tools`` query, noted for the session that searched.
+        counter: counts tokens (default: tiktoken where available, else an estimate).
+        max_k: the most results one ``search_tools`` call returns.
+    """
+
+    def __init__(self, toolset: Toolset, *, core: Iterable[str] = (), context_window: int = 128_000,
+                 threshold: float = 0.10, enabled: bool | None = None, search: ToolSearch | None = None,
+                 method: Method = "bm25", embedder: Embedder | None = None, usage: UsageLog | None = None,
+                 counter: TokenCounter | None = None, max_k: int = 20) -> None:
+        super().__init__(toolset)
+        if context_window <= 0 or not 0 < threshold <= 1:
+            raise ValueError("context_window must be positive and threshold in (0, 1]")
+        self.core = tuple(core)
+        self.context_window = context_window
+        self.threshold = threshold
+        self.enabled = enabled
+        self.usage = usage
+        self.max_k = max_k
+        self.counter = counter or token_counter()
+        self.search = search or ToolSearch(toolset, method=method, embedder=embedder, usage=usage)
+        self._meta = meta_tools(self)
+        self._meta_names = {t.name: t for t in self._meta}
+        self._costs: dict[int, tuple[BaseTool, int]] = {}
+
+    # -- the budget --------------------------------------------------------------------------------
+    def definition_tokens(self, tools: Iterable[BaseTool] | None = None) -> int:
+        """Tokens that the definitions of ``tools`` (default: every wrapped tool) take."""
+        listed = self.wrapped.list() if tools is None else builtins.list(tools)
+        costs: dict[int, tuple[BaseTool, int]] = {}
+        total = 0
+        for t in listed:
+            known = self._costs.get(id(t))
+            entry = known if known is not None and known[0] is t else (t, self.counter(definition_text(t)))
+            costs[id(t)] = entry
+            total += entry[1]
+        if tools is None:
+            self._costs = costs
+        return total
+
+    def _active(self, tools: builtins.list[BaseTool]) -> bool:
+        if self.enabled is not None:
+            return self.enabled
+        return self.definition_tokens(tools) >= self.threshold * self.context_window
+
+    @property
+    def active(self) -> bool:
+        """Whether only core and meta-tools are shown now."""
+        return self._active(self.wrapped.list())
+
+    def is_core(self, name: str) -> bool:
+        """Whether ``name`` is a core tool (never hidden)."""
+        return any(name == c or fnmatch.fnmatchcase(name, c) for c in self.core)
+
+    # -- the toolset -------------------------------------------------------------------------------
+    def list(self) -> builtins.list[BaseTool]:
+        tools = self.wrapped.list()
+        if not self._active(tools):
+            return tools
+        return [*(t for t in tools if self.is_core(t.name) and t.name not in self._meta_names), *self._meta]
+
+    def get(self, name: str) -> BaseTool | None:
+        tools = self.wrapped.list()
+        if not self._active(tools):
+            return self.wrapped.get(name)
+        if name in self._meta_names:
+            return self._meta_names[name]
+        found = self.wrapped.get(name)
+        return found if found is not None and self.is_core(found.name) else None
+
+    def hidden(self) -> builtins.list[str]:
+        """Names of the tools reachable only through ``call_tool`` now."""
+        tools = self.wrapped.list()
+        return [] if not self._active(tools) else sorted(t.name for t in tools if not self.is_core(t.name))
+
+    def reachable(self, name: str) -> BaseTool | None:
+        """The wrapped tool ``call_tool`` / ``describe_tool`` may use (plain names only: no version selector)."""
+        if not isinstance(name, str) or "@" in name or name in self._meta_names:
+            return None
+        return self.wrapped.get(name)
+
+    # -- routing call_tool -------------------------------------------------------------------------
+    def route_call(self, call: ToolCall) -> RoutedCall | None:
+        """``call_tool(name, arguments)`` → the call of that tool, same id (None for any other call)."""
+        if call.name != CALL_TOOL:
+            return None
+        try:
+            args = call.parsed_arguments()
+            if not self.active:
+                return None
+        except Exception:  # unparsable: let call_tool's own validation answer the model
+            return None
+        name, arguments = args.get("name"), args.get("arguments")
+        target = self.reachable(name) if isinstance(name, str) else None
+        if target is None or not (arguments is None or isinstance(arguments, dict | str)):
+            return None
+        forwarded: Any = {} if arguments is None else arguments
+        return RoutedCall(call=ToolCall(name=target.name, arguments=forwarded, id=call.id), tool=target)
+
+    @property
+    def label(self) -> str:
+        return f"ProgressiveToolset({self.wrapped.label})"

@@ -1,0 +1,330 @@
+"""Tool search: :class:`ToolSearch` ranks the tools of a toolset for a query (BM25, embeddings, hybrid).
+
+Ranking, in order: a query that *is* a tool name or alias (case and separators ignored) puts that tool
+first; the rest are ranked by the method — BM25 scores, cosine similarity, or reciprocal rank fusion (RRF)
+of both. With a :class:`~toolrig.discovery.UsageLog`, the tools that similar past queries led to are fused
+in as further ranked lists (see :mod:`toolrig.discovery._memory`).
+
+The index follows the toolset: before a search, the toolset is listed (at most every ``check_interval``
+seconds) and changed tools are applied to the index in place; past ``rebuild_threshold`` added slots the
+index is rebuilt compactly, in a background thread for large toolsets (searches go on meanwhile).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from toolrig import BaseTool
+from toolrig.discovery._embed import CachedEmbedder, Embedder
+from toolrig.discovery._fusion import DEFAULT_WEIGHTS, Ranking, fuse, top
+from toolrig.discovery._index import SearchIndex, Slot
+from toolrig.discovery._memory import QueryMemory
+from toolrig.discovery._text import FIELDS, ToolText, tokenize, tool_text
+from toolrig.discovery._usage import UsageLog
+from toolrig.toolsets import FunctionToolset, Toolset
+
+__all__ = ["Filters", "Method", "SearchHit", "ToolSearch"]
+
+Method = Literal["bm25", "embedding", "hybrid"]
+Filters = Mapping[str, Any] | Callable[[BaseTool], bool]
+"""``{"tags": [...], "permission": [...], "names": [...]}`` (each: any of), or a predicate on the tool."""
+
+_SMALL = 2_000  # toolsets up to this size are checked before every search and rebuilt inline
+_POOL = 100  # candidates taken from each ranked list before fusion
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchHit:
+    """One ranked tool.
+
+    Attributes:
+        name: the tool name.
+        score: the ranking score (BM25, cosine or fused; comparable within one result list only).
+        matched: what matched: ``"exact"`` and/or fields of :data:`FIELDS` sharing a word with the query,
+            ``"embedding"`` when dense similarity ranked it, ``"history"`` when past queries voted for it.
+        version: the tool version.
+        description: the tool description.
+        tool: the tool itself.
+    """
+
+    name: str
+    score: float
+    matched: tuple[str, ...]
+    version: str
+    description: str
+    tool: BaseTool = field(repr=False, compare=False)
+
+
+def _as_toolset(tools: Any) -> Any:
+    if isinstance(tools, Toolset) or (hasattr(tools, "list") and not isinstance(tools, list | tuple)):
+        return tools
+    return FunctionToolset(list(tools))
+
+
+def _filter_test(filters: Filters | None) -> Callable[[BaseTool], bool] | None:
+    if filters is None or callable(filters):
+        return filters
+    unknown = set(filters) - {"tags", "permission", "names"}
+    if unknown:
+        raise ValueError(f"unknown search filter(s) {sorted(unknown)}; use tags, permission, names or a predicate")
+
+    def wanted(key: str) -> set[str] | None:
+        value = filters.get(key)
+        if value is None:
+            return None
+        return {value} if isinstance(value, str) else {str(v) for v in value}
+
+    tags, permissions, names = wanted("tags"), wanted("permission"), wanted("names")
+
+    def test(tool: BaseTool) -> bool:
+        spec = tool.spec
+        return ((tags is None or bool(spec.tags & tags)) and (names is None or spec.name in names)
+                and (permissions is None or spec.permission.value in permissions))
+
+    return test
+
+
+class ToolSearch:
+    """Ranks the tools of a toolset for a natural-language query.
+
+    Args:
+        toolset: a Toolset or Registry (anything with ``list()``), or a list of tools.
+        method: ``"bm25"``, ``"embedding"`` or ``"hybrid"`` (BM25 and embeddings fused).
+        embedder: an :class:`Embedder` (default for the dense methods: the ``embeddings`` extra's
+            :class:`~toolrig.discovery.MiniLMEmbedder`).
+        usage: past usage that improves rankings (:class:`UsageLog`); None: zero-shot only.
+        aliases: extra names counting as an exact match, alias → tool name (also ``spec.metadata["aliases"]``).
+        check_interval: seconds between checks of the toolset for changes (None: before every search up to
+            2,000 tools, else every second; 0: always).
+        rebuild_threshold: added slots after which the index is rebuilt (None: 64 + 1 % of the index, at most
+            512); a single change adding more than that is built compactly at once.
+        weights: weights of the fused lists (``bm25``, ``embedding``, ``history_bm25``, ``history_embedding``).
+        rrf_k: the reciprocal-rank-fusion constant.
+        cache_dir: the vector cache directory (see :class:`CachedEmbedder`; False: none).
+
+    Raises:
+        ValueError: an unknown method.
+        EmbeddingError: a dense method without an embedder and without the ``embeddings`` extra.
+    """
+
+    def __init__(self, toolset: Any, *, method: Method = "bm25", embedder: Embedder | None = None,
+                 usage: UsageLog | None = None, aliases: Mapping[str, str] | None = None,
+                 check_interval: float | None = None, rebuild_threshold: int | None = None,
+                 weights: Mapping[str, float] | None = None, rrf_k: float = 10.0,
+                 cache_dir: Any = None) -> None:
+        if method not in ("bm25", "embedding", "hybrid"):
+            raise ValueError(f"method must be 'bm25', 'embedding' or 'hybrid', not {method!r}")
+        self.toolset = _as_toolset(toolset)
+        self.method: Method = method
+        self.usage = usage
+        self.aliases = dict(aliases or {})
+        self.check_interval = check_interval
+        self.rebuild_threshold = rebuild_threshold
+        self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+        self.rrf_k = rrf_k
+        self.embedder: CachedEmbedder | None = None
+        if method != "bm25":
+            if embedder is None:
+                from toolrig.discovery._minilm import MiniLMEmbedder
+
+                embedder = MiniLMEmbedder()
+            self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
+                embedder, cache_dir=cache_dir)
+        self._lock = threading.RLock()
+        self._texts: dict[int, tuple[BaseTool, ToolText]] = {}
+        self._index = self._new_index([])
+        self._checked = -1.0
+        self._listed: tuple[int, ...] = ()
+        self._memory: QueryMemory | None = None
+        self._memory_version = -1
+        self._rebuilding: threading.Thread | None = None
+        self.rebuilds = 0
+        self.sync()
+
+    # -- keeping up with the toolset ---------------------------------------------------------------
+    def _new_index(self, slots: list[Slot]) -> SearchIndex:
+        return SearchIndex(slots, embedder=self.embedder, aliases=self.aliases)
+
+    def _current(self, tools: list[BaseTool]) -> dict[str, tuple[BaseTool, ToolText]]:
+        texts: dict[int, tuple[BaseTool, ToolText]] = {}
+        current: dict[str, tuple[BaseTool, ToolText]] = {}
+        for tool in tools:
+            known = self._texts.get(id(tool))
+            entry = known if known is not None and known[0] is tool else (tool, tool_text(tool))
+            texts[id(tool)] = entry
+            current[entry[1].name] = entry
+        self._texts = texts
+        return current
+
+    def sync(self) -> bool:
+        """Bring the index up to date with the toolset now; True if anything changed."""
+        with self._lock:
+            self._checked = time.monotonic()
+            tools = self.toolset.list()
+            ids = tuple(map(id, tools))
+            if ids == self._listed:  # the same objects as last time (held in _texts, so ids are not reused)
+                return False
+            current = self._current(tools)
+            self._listed = ids
+            indexed = self._index.digests()
+            removed = [n for n, d in indexed.items() if n not in current or current[n][1].digest != d]
+            added = [Slot.of(t, x) for n, (t, x) in current.items() if indexed.get(n) != x.digest]
+            if not removed and not added:
+                return False
+            if len(added) > self._threshold():  # first build, or a bulk change: build compactly now
+                keep = [s for n, i in self._index.by_name.items() if n in current and n not in removed
+                        and (s := self._index.slots[i]) is not None]
+                self._index = self._new_index([*keep, *added])
+                self.rebuilds += 1
+                return True
+            self._index.apply(removed, added)
+            if self._index.bm25.delta_size > self._threshold():
+                self._rebuild()
+            return True
+
+    def _threshold(self) -> int:
+        if self.rebuild_threshold is not None:
+            return self.rebuild_threshold
+        return min(512, 64 + self._index.bm25.main_size // 100)
+
+    def _rebuild(self) -> None:
+        index = self._index
+        slots = [s for i in index.by_name.values() if (s := index.slots[i]) is not None]
+        if len(slots) <= _SMALL:
+            self._index = self._new_index(slots)
+            self.rebuilds += 1
+            return
+        if self._rebuilding is not None and self._rebuilding.is_alive():
+            return
+
+        def build() -> None:
+            fresh = self._new_index(slots)
+            with self._lock:
+                self._index = fresh
+                self.rebuilds += 1
+                self._checked, self._listed = -1.0, ()  # changes made meanwhile: applied at the next search
+
+        self._rebuilding = threading.Thread(target=build, name="toolrig-search-rebuild", daemon=True)
+        self._rebuilding.start()
+
+    def wait_rebuilt(self, timeout: float | None = None) -> bool:
+        """Wait for a background rebuild to finish; False on timeout."""
+        thread = self._rebuilding
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    def _maybe_sync(self) -> None:
+        interval = self.check_interval
+        if interval is None:
+            interval = 0.0 if self._index.live() <= _SMALL else 1.0
+        if time.monotonic() - self._checked >= interval:
+            self.sync()
+
+    def _history(self) -> QueryMemory | None:
+        usage = self.usage
+        if usage is None:
+            return None
+        version = usage.version
+        if self._memory is not None and version == self._memory_version:
+            return self._memory
+        new, complete = usage.learned_since(self._memory_version)
+        memory = self._memory
+        if memory is None or not complete or memory.added + len(new) > max(256, len(memory) // 5):
+            memory = QueryMemory(usage.pairs(), embedder=self.embedder)  # first, or past the delta: in full
+        else:
+            memory.extend(new)  # a few new pairs: added in place, no rebuild
+        self._memory, self._memory_version = memory, version
+        return memory
+
+    # -- searching ---------------------------------------------------------------------------------
+    def search(self, query: str, k: int = 5, *, filters: Filters | None = None) -> list[SearchHit]:
+        """The ``k`` best tools for ``query``, best first (an exact name or alias match always first).
+
+        Raises:
+            ValueError: an unknown filter key.
+        """
+        test = _filter_test(filters)
+        embedder = self.embedder
+        vector = embedder.embed_query(query) if embedder is not None and k > 0 else None  # outside the lock
+        with self._lock:
+            self._maybe_sync()
+            index = self._index
+            memory = self._history()
+            if k <= 0 or index.live() == 0:
+                return []
+            mask = index.alive.copy()
+            if test is not None:
+                for i, slot in enumerate(index.slots):
+                    if slot is not None and mask[i] and not test(slot.tool):
+                        mask[i] = False
+            tokens = tokenize(query)
+            rankings = self._rankings(index, memory, vector, tokens, mask)
+            if not rankings:
+                return []
+            order, scores = fuse(rankings, self.weights, self.rrf_k, k + 1, single=len(rankings) == 1)
+            exact = query if query in index.by_name else index.exact(query)
+            if exact is not None and mask[index.by_name[exact]]:
+                first = index.by_name[exact]
+                order = [first, *(i for i in order if i != first)]
+            exact_slot = index.by_name.get(exact) if exact else None
+            return [self._hit(index, i, scores.get(i, 0.0), tokens, rankings, exact=i == exact_slot)
+                    for i in order[:k]]
+
+    def rank(self, query: str, k: int = 10) -> list[str]:
+        """Tool names only (the ranker contract of the retrieval benchmark)."""
+        return [h.name for h in self.search(query, k)]
+
+    def _rankings(self, index: SearchIndex, memory: QueryMemory | None, vector: np.ndarray | None,
+                  tokens: list[str], mask: np.ndarray) -> list[Ranking]:
+        out: list[Ranking] = []
+        if self.method in ("bm25", "hybrid"):
+            scores = index.bm25.scores(tokens)
+            out.append(Ranking("bm25", *top(scores, mask, _POOL, positive=True)))
+        if self.method in ("embedding", "hybrid") and index.vectors is not None and vector is not None:
+            out.append(Ranking("embedding", *top(index.vectors @ vector, mask, _POOL)))
+        if memory is not None and len(memory):
+            slots = np.array([index.by_name.get(t, -1) for t in memory.tools], dtype=np.int64)
+            for name, votes in (("history_bm25", memory.bm25_votes(tokens)),
+                                ("history_embedding", memory.dense_votes(vector) if vector is not None else None)):
+                if votes is None:
+                    continue
+                full = np.zeros(index.size, dtype=np.float32)
+                present = slots >= 0
+                full[slots[present]] = votes[present]
+                out.append(Ranking(name, *top(full, mask, _POOL, positive=True)))
+        return out
+
+    def _hit(self, index: SearchIndex, i: int, score: float, tokens: list[str], rankings: list[Ranking], *,
+             exact: bool) -> SearchHit:
+        slot = index.slots[i]
+        assert slot is not None
+        wanted = set(tokens)
+        matched = ["exact"] if exact else []
+        matched += [f for f in FIELDS if wanted.intersection(slot.tokens[f])]
+        for r in rankings:
+            if r.name == "embedding" and i in r.positions and r.positions[i] < 10:
+                matched.append("embedding")
+            elif r.name.startswith("history") and i in r.positions and "history" not in matched:
+                matched.append("history")
+        spec = slot.tool.spec
+        return SearchHit(name=spec.name, score=float(score), matched=tuple(matched), version=spec.version,
+                         description=spec.description, tool=slot.tool)
+
+    def __len__(self) -> int:
+        return self._index.live()
+
+    def __repr__(self) -> str:
+        return f"ToolSearch({self.toolset!r}, method={self.method!r}, tools={len(self)})"
+
+
+def tools_of(hits: Iterable[SearchHit]) -> list[BaseTool]:
+    """The tools of some hits, in order."""
+    return [h.tool for h in hits]
