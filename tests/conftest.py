@@ -39,7 +39,8 @@ def shared_dir() -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _audit_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Runtimes built with the default audit destination write to a temp file, not the user's data dir."""
+    """Runtimes built with the default audit destination, and the vector cache, write to temp dirs, not the user's."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TOOLRIG_AUDIT", str(tmp_path_factory.mktemp("audit") / "audit.db"))
+        mp.setenv("TOOLRIG_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))  # embedding vectors
         yield

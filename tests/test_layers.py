@@ -58,3 +58,9 @@ def test_modules_stay_small() -> None:
     """About 400 lines at most per module (STYLE.md)."""
     big = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > 420}
     assert big == {}
+
+
+def test_test_modules_have_unique_names() -> None:
+    """pytest imports test modules by basename (rootdir-relative prepend mode): two of a name break collection."""
+    names = [p.name for p in (REPO / "tests").rglob("test_*.py")]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []

@@ -56,8 +56,8 @@ _LAZY = {
     "SandboxUnavailable": "toolrig.sandbox",
 }
 _SUBMODULES = frozenset({
-    "audit", "builtins", "cli", "errors", "fencing", "guards", "loading", "policy", "providers", "redact", "registry",
-    "runtime", "sandbox", "state", "toolsets",
+    "audit", "builtins", "cli", "discovery", "errors", "fencing", "guards", "loading", "policy", "providers", "redact",
+    "registry", "runtime", "sandbox", "state", "toolsets",
 })
 
 

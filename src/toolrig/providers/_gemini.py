@@ -114,7 +114,8 @@ def to_gemini_result(outcome: ToolOutcome, *, media: bool = True) -> dict[str, A
     as ``parts`` with raw bytes (the SDK encodes them).
     """
     key = "result" if outcome.ok else "error"
-    response: dict[str, Any] = {"id": outcome.call_id, "name": outcome.name, "response": {key: outcome.content}}
+    name = outcome.meta.get("routed_from", outcome.name)  # the function the model called (e.g. call_tool)
+    response: dict[str, Any] = {"id": outcome.call_id, "name": name, "response": {key: outcome.content}}
     if media:
         blobs = [(p.mime_type, p.data) for p in images(outcome, MEDIA_TYPES)]
         blobs += [("application/pdf", p.blob or b"") for p in pdfs(outcome)]
