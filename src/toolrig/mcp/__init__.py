@@ -15,6 +15,7 @@ The toolrig core never imports this package.
 from __future__ import annotations
 
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
+from toolrig.mcp._config import MCPServers, from_config, read_servers
 from toolrig.mcp._errors import MCPCallError, MCPConfigError, MCPMaybeRanError, MCPNameError, MCPUnavailableError
 from toolrig.mcp._health import HealthState, ServerHealth
 from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
@@ -33,6 +34,7 @@ __all__ = [
     "MCPConfigError",
     "MCPMaybeRanError",
     "MCPNameError",
+    "MCPServers",
     "MCPTool",
     "MCPToolset",
     "MCPUnavailableError",
@@ -40,5 +42,7 @@ __all__ = [
     "ServerHealth",
     "Target",
     "current_peer",
+    "from_config",
     "parse_target",
+    "read_servers",
 ]

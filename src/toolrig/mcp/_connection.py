@@ -76,18 +76,22 @@ class Connection:
         self._closed = False
         self._refresh_lock = anyio.Lock()
         self._tg: anyio.abc.TaskGroup | None = None
+        self._first = anyio.Event()
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self, tg: anyio.abc.TaskGroup, *, wait: bool) -> None:
         """Start the supervisor in ``tg``; with ``wait``, return after the first attempt (raising if it failed)."""
         self._tg = tg
-        first = anyio.Event()
-        tg.start_soon(self._supervise, first)
+        tg.start_soon(self._supervise, self._first)
         if wait:
-            await first.wait()
+            await self._first.wait()
             if self._client is None:
                 raise MCPUnavailableError(f"cannot connect to MCP server {self.name} ({self.target.describe()}): "
                                           f"{self.health.last_error}")
+
+    async def first_attempt(self) -> None:
+        """Wait until the first connection attempt has succeeded or failed."""
+        await self._first.wait()
 
     def close(self) -> None:
         """Stop reconnecting (the task group that runs the supervisor is cancelled by the owner)."""
