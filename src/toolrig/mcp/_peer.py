@@ -9,7 +9,7 @@ request being served.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types
@@ -37,8 +37,10 @@ class ClientPeer:
     """
 
     def __init__(self, session: ServerSession, request_id: mcp_types.RequestId | None, *, session_id: str,
-                 user: str | None, min_level: Callable[[], mcp_types.LoggingLevel | None] = lambda: None) -> None:
+                 user: str | None, min_level: Callable[[], mcp_types.LoggingLevel | None] = lambda: None,
+                 close_stream: Callable[[], Awaitable[None]] | None = None) -> None:
         self._session = session
+        self._close_stream = close_stream
         self._request_id = request_id
         self.session_id = session_id
         self.user = user
@@ -56,6 +58,14 @@ class ClientPeer:
     def supports_elicitation(self) -> bool:
         """True when the client declared the elicitation capability."""
         return self._supports(mcp_types.ClientCapabilities(elicitation=mcp_types.ElicitationCapability()))
+
+    async def close_stream(self) -> bool:
+        """Close the SSE stream of this request (streamable HTTP, resumable sessions): the client reconnects with
+        ``Last-Event-ID`` and gets the rest, the result included. Returns False where there is no such stream."""
+        if self._close_stream is None:
+            return False
+        await self._close_stream()
+        return True
 
     def _metadata(self) -> ServerMessageMetadata:
         return ServerMessageMetadata(related_request_id=self._request_id)

@@ -1,0 +1,69 @@
+"""The server side of the conversions: tool definitions for ``tools/list``, outcomes as ``CallToolResult``.
+
+What a client receives is what the pipeline produced: when a stage changed the text (fenced an external
+tool's output, cut it, added a note, redacted it), the text content is ``outcome.content`` and only
+the binary parts (images, audio, blobs) travel beside it; otherwise the result's parts go as they are.
+Structured content is sent for tools with an output schema (for an internal tool also without one, when
+its JSON part is an object); a failure is an ``isError`` result whose text is the model-readable error
+line, with the structured error under ``_meta["toolrig/error"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import mcp_types
+
+from toolrig.define import BaseTool
+from toolrig.mcp._convert import ContentBlock, part_to_mcp, structured_of
+from toolrig.outcome import ToolOutcome
+from toolrig.providers import to_mcp
+from toolrig.providers.mcp import WRAP_MARKER
+from toolrig.results import AudioPart, ImagePart, JsonPart, ResourcePart
+from toolrig.spec import ToolSpec, Trust
+
+__all__ = ["ERROR_META_KEY", "outcome_to_mcp", "tool_definitions"]
+
+ERROR_META_KEY = "toolrig/error"
+
+
+def tool_definitions(tools: Iterable[BaseTool]) -> list[mcp_types.Tool]:
+    """The ``tools/list`` entries for ``tools`` (non-object output schemas wrapped, as MCP requires)."""
+    return [mcp_types.Tool.model_validate(d) for d in to_mcp([t.spec for t in tools])]
+
+
+def _binary(part: Any) -> bool:
+    return isinstance(part, ImagePart | AudioPart) or (isinstance(part, ResourcePart) and part.blob is not None)
+
+
+def _structured(outcome: ToolOutcome, spec: ToolSpec | None) -> Any:
+    result = outcome.result
+    if result is None or spec is None:
+        return None
+    if spec.output_schema is not None:
+        definition = to_mcp([spec])[0]
+        return structured_of(result.parts, definition.get("outputSchema"), WRAP_MARKER)
+    if spec.trust is Trust.INTERNAL:
+        data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
+        return data if isinstance(data, dict) else None
+    return None
+
+
+def outcome_to_mcp(outcome: ToolOutcome, spec: ToolSpec | None) -> mcp_types.CallToolResult:
+    """The ``tools/call`` answer for one outcome (see the module docstring)."""
+    result = outcome.result
+    if outcome.error is not None or result is None:
+        meta = {ERROR_META_KEY: outcome.error.to_dict()} if outcome.error is not None else None
+        return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=outcome.content)],
+                                        is_error=True, _meta=meta)
+    blocks: list[ContentBlock]
+    if outcome.content == result.text:
+        blocks = [part_to_mcp(p) for p in result.parts]
+    else:
+        text: list[ContentBlock] = [mcp_types.TextContent(type="text", text=outcome.content)]
+        blocks = text + [part_to_mcp(p) for p in result.parts if _binary(p)]
+    if not blocks:
+        blocks = [mcp_types.TextContent(type="text", text="")]
+    return mcp_types.CallToolResult(content=blocks, structured_content=_structured(outcome, spec),
+                                    is_error=result.is_error)
