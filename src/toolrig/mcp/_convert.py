@@ -90,24 +90,32 @@ def _part(block: Any) -> Part:
 
 
 def _same_json(text: str, data: Any) -> bool:
+    """True when ``text`` only repeats ``data`` (or the value of a ``{"result": value}`` wrapper)."""
+    wrapped = data["result"] if isinstance(data, dict) and list(data) == ["result"] else None
+    if isinstance(wrapped, str) and text == wrapped:
+        return True
     try:
-        return bool(json.loads(text) == data)
+        value = json.loads(text)
     except ValueError:
         return False
+    return bool(value == data or (wrapped is not None and value == wrapped))
 
 
 def result_from_mcp(result: mcp_types.CallToolResult) -> ToolResult:
     """The parts of a ``tools/call`` result; structured content becomes a :class:`~toolrig.JsonPart`.
 
     A text block that only repeats the structured content as JSON (what servers send for older
-    clients) is replaced by the JSON part instead of being kept twice.
+    clients) is replaced by the JSON part instead of being kept twice; a string result wrapped as
+    ``{"result": "..."}`` (what servers do for non-object output schemas) stays its text block.
     """
     parts = [_part(block) for block in result.content]
     structured = result.structured_content
+    wrapped = structured["result"] if isinstance(structured, dict) and list(structured) == ["result"] else None
     if structured is not None:
         for i, part in enumerate(parts):
             if isinstance(part, TextPart) and _same_json(part.text, structured):
-                parts[i] = JsonPart(structured)
+                if not (isinstance(wrapped, str) and part.text == wrapped):  # a wrapped string is its text
+                    parts[i] = JsonPart(structured)
                 break
         else:
             parts.append(JsonPart(structured))
@@ -145,8 +153,14 @@ def parts_to_mcp(parts: Iterable[Part]) -> list[ContentBlock]:
 
 
 def structured_of(parts: Iterable[Part], output_schema: Mapping[str, Any] | None, wrap_key: str) -> Any:
-    """The structured content for a result with ``output_schema``: the first JSON part, wrapped if marked."""
+    """The structured content for a result with ``output_schema``: the first JSON part, wrapped if marked.
+
+    A result of text parts only (a tool returning ``str``) is its text.
+    """
+    parts = tuple(parts)
     data = next((p.data for p in parts if isinstance(p, JsonPart)), None)
+    if data is None and parts and all(isinstance(p, TextPart) for p in parts):
+        data = "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
     if data is None or output_schema is None:
         return None
     if output_schema.get(wrap_key):
