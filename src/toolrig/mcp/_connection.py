@@ -58,7 +58,7 @@ class Connection:
                  reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  on_tools: Callable[[list[mcp_types.Tool]], Awaitable[None]] | None = None,
                  forwarder: Forwarder | None = None, errlog: TextIO | None = None,
-                 client_info: mcp_types.Implementation | None = None) -> None:
+                 client_info: mcp_types.Implementation | None = None, auth: Any = None) -> None:
         self.target = target
         self.name = name
         self.connect_timeout = connect_timeout
@@ -67,6 +67,7 @@ class Connection:
         self._on_tools = on_tools
         self.forwarder = forwarder or Forwarder(name=name)
         self._errlog = errlog
+        self._auth = auth
         self._client_info = client_info or mcp_types.Implementation(name="toolrig", version=_version())
         self.health = ServerHealth(server=name)
         self._client: Client | None = None
@@ -136,7 +137,7 @@ class Connection:
             self._poke = anyio.Event()
 
     async def _open(self, stack: AsyncExitStack) -> Client:
-        transport = open_transport(self.target, errlog=self._errlog,
+        transport = open_transport(self.target, errlog=self._errlog, auth=self._auth,
                                    on_end=lambda: self.mark_lost("the server closed the connection"))
         client = Client(transport, mode="legacy", cache=None,
                         client_info=self._client_info, message_handler=self._on_message,

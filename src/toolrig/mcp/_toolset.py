@@ -55,6 +55,8 @@ class MCPToolset(Toolset):
         fail_on_start: raise from ``__aenter__`` when the first attempt fails (else keep retrying).
         other_prefixes: prefixes of other servers; names starting with one of them are refused.
         errlog: where a stdio server's stderr goes (default: ours).
+        auth: an ``httpx2.Auth`` for HTTP / SSE servers (e.g. the SDK's ``OAuthClientProvider``).
+        client_name: the name this client gives in the handshake (default ``toolrig``).
     """
 
     def __init__(self, target: str | Sequence[str] | Mapping[str, Any] | Target, *, prefix: str | None = None,
@@ -63,8 +65,11 @@ class MCPToolset(Toolset):
                  sampling: SamplingHandler | None = None, elicitation: ElicitationHandler | None = None,
                  on_log: LogHandler | None = None, forward: bool = True, connect_timeout: float = 30.0,
                  reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
-                 fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None) -> None:
+                 fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
+                 auth: Any = None, client_name: str | None = None) -> None:
         self.target = parse_target(target).with_extras(env=env, headers=headers)
+        if auth is not None and self.target.kind not in ("http", "sse"):
+            raise DefinitionError(f"auth= signs HTTP requests; {self.target.describe()} is a {self.target.kind} server")
         if prefix is not None:
             check_name(f"{prefix}{sep}", what="tool name prefix")
         if timeout is not None and not timeout > 0:
@@ -79,7 +84,9 @@ class MCPToolset(Toolset):
                               forward=forward)
         self.connection = Connection(self.target, name=self.name, connect_timeout=connect_timeout,
                                      reconnect=reconnect, health_interval=health_interval, on_tools=self._absorb,
-                                     forwarder=forwarder, errlog=errlog)
+                                     forwarder=forwarder, errlog=errlog, auth=auth,
+                                     client_info=mcp_types.Implementation(name=client_name, version=_version())
+                                     if client_name else None)
         self._tools: dict[str, MCPTool] = {}
         self._refused: tuple[tuple[str, str], ...] = ()
         self._listeners: list[ChangeListener] = []
@@ -183,3 +190,9 @@ class MCPToolset(Toolset):
                     await result
             except Exception:  # a listener's bug must not stop the others or the connection
                 log.exception("tool-change listener of %s failed", self.label)
+
+
+def _version() -> str:
+    from toolrig import __version__
+
+    return __version__

@@ -57,12 +57,13 @@ class _WatchedReadStream:
 
 @asynccontextmanager
 async def open_transport(target: Target, *, errlog: TextIO | None = None,
-                         http_timeout: float = DEFAULT_HTTP_TIMEOUT,
+                         http_timeout: float = DEFAULT_HTTP_TIMEOUT, auth: Any = None,
                          on_end: Callable[[], None] | None = None) -> AsyncIterator[Any]:
     """Yield the (read, write) streams of a connection to ``target``; ``on_end()`` runs when the server hangs up.
 
     A stdio server is started with a minimal environment (the SDK's: ``HOME``, ``LOGNAME``, ``PATH``,
     ``SHELL``, ``TERM``, ``USER``) plus ``target.env``; its stderr goes to ``errlog`` (default: ours).
+    ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) signs HTTP and SSE requests.
 
     Raises:
         OSError: the process cannot be started or the endpoint cannot be reached.
@@ -81,14 +82,14 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             assert target.url is not None
             streams = await stack.enter_async_context(sse_client(
                 target.url, headers=dict(target.headers) or None, timeout=http_timeout,
-                sse_read_timeout=SSE_READ_TIMEOUT))
+                sse_read_timeout=SSE_READ_TIMEOUT, auth=auth))
         elif target.kind == "http":
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
             assert target.url is not None
             client = await stack.enter_async_context(httpx2.AsyncClient(
-                headers=dict(target.headers), timeout=httpx2.Timeout(http_timeout, read=SSE_READ_TIMEOUT)))
+                headers=dict(target.headers), timeout=httpx2.Timeout(http_timeout, read=SSE_READ_TIMEOUT), auth=auth))
             streams = await stack.enter_async_context(streamable_http_client(target.url, http_client=client))
         else:
             from toolrig.mcp._websocket import websocket_client
