@@ -52,7 +52,8 @@ async def test_server_everything_over_streamable_http() -> None:
     with running(argv, port, env={"PORT": str(port)}):
         async with MCPToolset(f"http://127.0.0.1:{port}/mcp", prefix="ev") as ts:
             runtime = Runtime(ts, audit=False, approval=approve)
-            structured = await runtime.call(ToolCall(name="ev_get-structured-content", arguments={"location": "New York"}))
+            structured = await runtime.call(ToolCall(name="ev_get-structured-content",
+                                                     arguments={"location": "New York"}))
             assert structured.ok and isinstance(structured.structured, dict)
             assert ts.health.state == "up"
 
@@ -71,7 +72,8 @@ async def test_server_filesystem(tmp_path: Path) -> None:
         assert (root / "note.txt").read_text() == "written through toolrig"
         read = await runtime.call(ToolCall(name="fs_read_text_file", arguments={"path": str(root / "note.txt")}))
         assert read.ok and "written through toolrig" in read.content
-        outside = await runtime.call(ToolCall(name="fs_read_text_file", arguments={"path": str(tmp_path / "secret.txt")}))
+        outside = await runtime.call(ToolCall(name="fs_read_text_file",
+                                              arguments={"path": str(tmp_path / "secret.txt")}))
         assert "outside the root" not in outside.content  # the server refuses paths outside its root
 
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 import mcp_types
 
-from toolrig.context import CallContext
+from toolrig import CallContext
 
 __all__ = ["ElicitationHandler", "LogHandler", "SamplingHandler"]
 

@@ -26,12 +26,12 @@ from typing import Any, Self
 
 import anyio
 
-from toolrig.errors import DefinitionError
+from toolrig import DefinitionError
+from toolrig.mcp._core import check_name
 from toolrig.mcp._errors import MCPConfigError
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._target import parse_target
 from toolrig.mcp._toolset import MCPToolset
-from toolrig.spec import check_name
 from toolrig.toolsets import CombinedToolset
 
 __all__ = ["MCPServers", "from_config", "read_servers"]

@@ -21,13 +21,12 @@ import anyio.abc
 import mcp_types
 
 from mcp import Client, MCPError
-from toolrig.context import CallContext
+from toolrig import CallContext, RetryPolicy
 from toolrig.mcp._errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._target import Target
 from toolrig.mcp._transports import open_transport
-from toolrig.spec import RetryPolicy
 
 __all__ = ["DEFAULT_RECONNECT", "Connection"]
 

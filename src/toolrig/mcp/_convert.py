@@ -17,10 +17,22 @@ from typing import Any
 
 import mcp_types
 
-from toolrig.results import AudioPart, ImagePart, JsonPart, Part, ResourcePart, TextPart, ToolResult
-from toolrig.spec import Permission, ToolAnnotations, Trust
+from toolrig import (
+    AudioPart,
+    ImagePart,
+    JsonPart,
+    Permission,
+    ResourcePart,
+    TextPart,
+    ToolAnnotations,
+    ToolResult,
+    Trust,
+)
 
 __all__ = ["ContentBlock", "parts_to_mcp", "permission_from_annotations", "result_from_mcp", "spec_options"]
+
+Part = TextPart | JsonPart | ImagePart | AudioPart | ResourcePart
+"""Any part of a :class:`~toolrig.ToolResult`."""
 
 ContentBlock = (mcp_types.TextContent | mcp_types.ImageContent | mcp_types.AudioContent
                 | mcp_types.EmbeddedResource | mcp_types.ResourceLink)

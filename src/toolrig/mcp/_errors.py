@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from toolrig.errors import DefinitionError, ToolFailure, ToolrigError, TransientError
+from toolrig import DefinitionError, ToolFailure, ToolrigError, TransientError
 
 __all__ = ["MCPCallError", "MCPConfigError", "MCPMaybeRanError", "MCPNameError", "MCPUnavailableError"]
 

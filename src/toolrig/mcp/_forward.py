@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import mcp_types
-from mcp import MCPError
 from mcp.client import ClientRequestContext
 
-from toolrig.context import CallContext
+from mcp import MCPError
+from toolrig import CallContext
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._peer import peer_of
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from mcp.shared.tool_name_validation import validate_tool_name
 
-from toolrig.spec import NAME_PATTERN
+from toolrig.mcp._core import NAME_PATTERN
 
 __all__ = ["forged_prefix", "local_name", "name_problem"]
 

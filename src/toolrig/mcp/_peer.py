@@ -16,7 +16,7 @@ import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.message import ServerMessageMetadata
 
-from toolrig.context import CallContext, current_context
+from toolrig import CallContext, current_context
 
 __all__ = ["LOG_LEVELS", "PEER_KEY", "ClientPeer", "current_peer", "peer_of"]
 

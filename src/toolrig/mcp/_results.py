@@ -15,13 +15,10 @@ from typing import Any
 
 import mcp_types
 
-from toolrig.define import BaseTool
+from toolrig import AudioPart, BaseTool, ImagePart, JsonPart, ResourcePart, ToolOutcome, ToolSpec, Trust
 from toolrig.mcp._convert import ContentBlock, part_to_mcp, structured_of
-from toolrig.outcome import ToolOutcome
+from toolrig.mcp._core import WRAP_MARKER
 from toolrig.providers import to_mcp
-from toolrig.providers.mcp import WRAP_MARKER
-from toolrig.results import AudioPart, ImagePart, JsonPart, ResourcePart
-from toolrig.spec import ToolSpec, Trust
 
 __all__ = ["ERROR_META_KEY", "outcome_to_mcp", "tool_definitions"]
 

@@ -22,12 +22,10 @@ from mcp.server import InitializationOptions, NotificationOptions, Server, Serve
 from mcp.server.session import ServerSession
 
 from mcp import MCPError
-from toolrig.calls import ToolCall
-from toolrig.context import CallContext
+from toolrig import CallContext, ToolCall, ToolOutcome
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._peer import LOG_LEVELS, PEER_KEY, ClientPeer
 from toolrig.mcp._results import outcome_to_mcp, tool_definitions
-from toolrig.outcome import ToolOutcome
 
 __all__ = ["CallerIdentity", "ToolServer", "caller_identity"]
 

@@ -1,46 +1,49 @@
 """The pipeline a served toolset runs through by default: :func:`served_stages`.
 
-It is :func:`toolrig.runtime.default_stages` with one change: the cache is per caller. Results of
-``cacheable`` tools are cached per authenticated user; a client without a user has no identity that
-lasts beyond its own session, so its calls are not cached at all (a per-user cache keyed on "no user"
-would hand one anonymous client's results to another).
+It is :func:`toolrig.runtime.default_stages` with one change: the cache knows that an unauthenticated
+client has no identity beyond its session. Results of ``cacheable`` tools are cached per user for
+authenticated callers, and per MCP session for the others (a per-user cache keyed on "no user" would
+hand one anonymous client's results to another); a tool whose ``metadata["cache_scope"]`` is
+``"global"`` is shared by everyone either way.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from toolrig.outcome import ToolOutcome
+from toolrig import ToolOutcome
 from toolrig.runtime import CacheStage, CallNext, Invocation, Stage, default_stages, replace_stage
 
 __all__ = ["CallerCacheStage", "served_stages"]
 
 
 class CallerCacheStage:
-    """A :class:`~toolrig.runtime.CacheStage` keyed per user that anonymous calls go around.
+    """Per-user cache for authenticated calls, per-session cache for anonymous ones.
 
     Args:
-        cache: the cache used for calls with a user (default: ``CacheStage(per_user=True)``).
+        ttl: seconds a result stays fresh when the tool sets no ``cache_ttl``.
+        max_entries: LRU bound of each in-memory cache.
     """
 
     name = "cache"
 
-    def __init__(self, cache: CacheStage | None = None) -> None:
-        self.cache = cache or CacheStage(per_user=True)
+    def __init__(self, *, ttl: float = 300.0, max_entries: int = 1024) -> None:
+        self.users = CacheStage(scope="user", ttl=ttl, max_entries=max_entries)
+        self.sessions = CacheStage(scope="session", ttl=ttl, max_entries=max_entries, namespace="cache-session")
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
-        if inv.context.user is None:
-            return await call_next(inv)
-        return await self.cache(inv, call_next)
+        cache = self.users if inv.context.user is not None else self.sessions
+        return await cache(inv, call_next)
 
-    def stats(self) -> dict[str, float]:
-        """The wrapped cache's counters."""
-        return self.cache.stats()
+    def stats(self) -> dict[str, dict[str, float]]:
+        """The counters of both caches."""
+        return {"users": self.users.stats(), "sessions": self.sessions.stats()}
 
-    async def aclose(self) -> None:
-        """Nothing to close (the cache's store belongs to the runtime's state)."""
+    async def invalidate(self, tool_name: str | None = None) -> int:
+        """Drop cached results of ``tool_name`` (or all) from both caches."""
+        return await self.users.invalidate(tool_name) + await self.sessions.invalidate(tool_name)
 
 
 def served_stages(**options: Any) -> list[Stage]:
-    """``default_stages(**options)`` with the per-caller cache (see the module docstring)."""
+    """``default_stages(**options)`` with the caller-aware cache (see the module docstring)."""
     return replace_stage(default_stages(**options), "cache", CallerCacheStage())

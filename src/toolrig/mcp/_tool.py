@@ -8,11 +8,9 @@ from typing import Any
 import anyio
 import mcp_types
 
-from toolrig.context import CallContext, current_context
+from toolrig import CallContext, SchemaTool, ToolResult, current_context
 from toolrig.mcp._connection import Connection
 from toolrig.mcp._convert import result_from_mcp, spec_options
-from toolrig.results import ToolResult
-from toolrig.schematool import SchemaTool
 
 __all__ = ["MCPTool", "definition_of"]
 

@@ -12,16 +12,15 @@ import anyio
 import anyio.abc
 import mcp_types
 
-from toolrig.define import BaseTool
-from toolrig.errors import DefinitionError
+from toolrig import BaseTool, DefinitionError, RetryPolicy
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._connection import DEFAULT_RECONNECT, Connection
+from toolrig.mcp._core import check_name
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._names import forged_prefix, local_name, name_problem
 from toolrig.mcp._target import Target, parse_target
 from toolrig.mcp._tool import MCPTool, definition_of
-from toolrig.spec import RetryPolicy, check_name
 from toolrig.toolsets import Toolset
 
 __all__ = ["ChangeListener", "MCPToolset"]
