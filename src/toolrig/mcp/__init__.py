@@ -30,6 +30,7 @@ from toolrig.mcp._errors import MCPCallError, MCPConfigError, MCPMaybeRanError, 
 from toolrig.mcp._events import MemoryEventStore
 from toolrig.mcp._health import HealthState, ServerHealth
 from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
+from toolrig.mcp._scan import ScanReport, scan_definition, scan_tool
 from toolrig.mcp._serve import build_server, http_app, serve, serve_async
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import CallerCacheStage, served_stages
@@ -61,6 +62,7 @@ __all__ = [
     "ResourceSource",
     "Resources",
     "SamplingHandler",
+    "ScanReport",
     "ServerHealth",
     "StaticTokens",
     "Target",
@@ -71,6 +73,8 @@ __all__ = [
     "http_app",
     "parse_target",
     "read_servers",
+    "scan_definition",
+    "scan_tool",
     "serve",
     "serve_async",
     "served_stages",
