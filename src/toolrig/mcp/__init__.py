@@ -17,19 +17,28 @@ Server side:
 * :class:`ClientPeer` — in a served call, the client behind it (log messages, sampling, elicitation).
 * :class:`Resources` / :class:`Prompts` — resources and prompts served beside the tools.
 
+Gateway (``toolrig serve``): :class:`Gateway` from a :class:`GatewayConfig` — upstream servers, Python tools and
+built-ins in a :class:`GatewayToolset` that reviews every upstream tool (:func:`scan_tool`, pins in a
+:class:`PinStore`), served with the whole pipeline.
+
 The toolrig core never imports this package.
 """
 
 from __future__ import annotations
 
+from toolrig.mcp._approvers import ClientApprover
 from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._config import MCPServers, from_config, read_servers
 from toolrig.mcp._content import Prompts, PromptSource, Resources, ResourceSource
 from toolrig.mcp._errors import MCPCallError, MCPConfigError, MCPMaybeRanError, MCPNameError, MCPUnavailableError
 from toolrig.mcp._events import MemoryEventStore
+from toolrig.mcp._gateway import Gateway, LaunchAsker
+from toolrig.mcp._gateway_config import GatewayConfig, load_gateway_config
+from toolrig.mcp._gateway_toolset import Blocked, GatewayToolset, PinMode
 from toolrig.mcp._health import HealthState, ServerHealth
 from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
+from toolrig.mcp._pins import STATE_ENV, Pin, PinStatus, PinStore, canonical_definition, definition_hash, open_pins
 from toolrig.mcp._scan import ScanReport, scan_definition, scan_tool
 from toolrig.mcp._serve import build_server, http_app, serve, serve_async
 from toolrig.mcp._server import ToolServer
@@ -37,16 +46,24 @@ from toolrig.mcp._stages import CallerCacheStage, served_stages
 from toolrig.mcp._target import Target, parse_target
 from toolrig.mcp._tool import MCPTool
 from toolrig.mcp._toolset import ChangeListener, MCPToolset
+from toolrig.mcp._upstream import UpstreamContent
 
 __all__ = [
     "PEER_KEY",
+    "STATE_ENV",
     "BearerAuth",
+    "Blocked",
     "CallerCacheStage",
     "ChangeListener",
+    "ClientApprover",
     "ClientPeer",
     "ElicitationHandler",
+    "Gateway",
+    "GatewayConfig",
+    "GatewayToolset",
     "HealthState",
     "JWTVerifier",
+    "LaunchAsker",
     "LogHandler",
     "MCPCallError",
     "MCPConfigError",
@@ -57,6 +74,10 @@ __all__ = [
     "MCPToolset",
     "MCPUnavailableError",
     "MemoryEventStore",
+    "Pin",
+    "PinMode",
+    "PinStatus",
+    "PinStore",
     "PromptSource",
     "Prompts",
     "ResourceSource",
@@ -67,10 +88,15 @@ __all__ = [
     "StaticTokens",
     "Target",
     "ToolServer",
+    "UpstreamContent",
     "build_server",
+    "canonical_definition",
     "current_peer",
+    "definition_hash",
     "from_config",
     "http_app",
+    "load_gateway_config",
+    "open_pins",
     "parse_target",
     "read_servers",
     "scan_definition",

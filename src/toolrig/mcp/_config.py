@@ -10,8 +10,8 @@
 
 Each server's tools are prefixed with its name (``files_read_file``, ``time_get_current_time``), so two
 servers may both offer ``read_file``; a tool name that starts with *another* server's prefix is refused.
-Per-server keys besides the transport ones: ``prefix`` (another prefix), ``timeout`` (seconds per
-call), ``disabled``. JSON files and TOML files (an ``[mcpServers.NAME]`` table each) are read.
+Per-server keys besides the transport ones: ``prefix`` (another prefix; ``false``: the server's own names),
+``timeout`` (seconds per call), ``disabled``. JSON files and TOML files (an ``[mcpServers.NAME]`` table each) are read.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, dict[str, 
 
 
 def _prefix_of(name: str, entry: Mapping[str, Any], prefix: bool) -> str | None:
-    if not prefix:
+    if not prefix or entry.get("prefix") in (False, ""):
         return None
     chosen = entry.get("prefix", name.replace(".", "_").replace(" ", "_"))
     try:

@@ -37,7 +37,8 @@ def build_server(tools: Any, *, runtime: Any = None, name: str = "toolrig", vers
 
         stage_options = {k: runtime_options.pop(k) for k in ("audit", "audit_mode") if k in runtime_options}
         if "stages" not in runtime_options:
-            runtime_options["stages"] = served_stages(**stage_options)
+            runtime_options["stages"] = served_stages(policy=runtime_options.get("policy") is not None,
+                                                      **stage_options)
         runtime = Runtime(tools, **runtime_options)
     elif runtime_options:
         raise TypeError(f"runtime options {sorted(runtime_options)} given with a runtime")

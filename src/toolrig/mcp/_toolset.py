@@ -47,7 +47,8 @@ class MCPToolset(Toolset):
         name: the server's name in health reports and logs (default: the prefix, else the target).
         sep: separator after the prefix.
         sampling, elicitation, on_log: callbacks for the server's requests (see :mod:`toolrig.mcp`).
-        forward: pass the server's requests on to the MCP client behind the current call (gateway).
+        forward: pass the server's requests on to the MCP client behind the current call, when toolrig serves
+            that call (what a gateway does); the client then declares sampling and elicitation to the server.
         connect_timeout: seconds per connection attempt.
         reconnect: backoff between reconnection attempts.
         health_interval: seconds between pings of an idle session (None: never).
@@ -62,7 +63,7 @@ class MCPToolset(Toolset):
                  env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                  timeout: float | None = 60.0, name: str | None = None, sep: str = "_",
                  sampling: SamplingHandler | None = None, elicitation: ElicitationHandler | None = None,
-                 on_log: LogHandler | None = None, forward: bool = True, connect_timeout: float = 30.0,
+                 on_log: LogHandler | None = None, forward: bool = False, connect_timeout: float = 30.0,
                  reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
                  auth: Any = None, client_name: str | None = None) -> None:
@@ -89,7 +90,6 @@ class MCPToolset(Toolset):
         self._tools: dict[str, MCPTool] = {}
         self._refused: tuple[tuple[str, str], ...] = ()
         self._listeners: list[ChangeListener] = []
-        self._listed = False
         self._tg: anyio.abc.TaskGroup | None = None
 
     @property
@@ -114,7 +114,7 @@ class MCPToolset(Toolset):
         return self._refused
 
     def on_change(self, listener: ChangeListener) -> None:
-        """Call ``listener(self)`` whenever the tool list changes (after the first listing)."""
+        """Call ``listener(self)`` whenever the tool list changes (the first listing included)."""
         self._listeners.append(listener)
 
     async def refresh(self) -> None:
@@ -166,9 +166,8 @@ class MCPToolset(Toolset):
                 refused.append((remote.name, problem))
                 log.warning("MCP server %s: refused tool %r: %s", self.name, remote.name, problem)
         changed = set(tools) != set(self._tools) or any(tools[k] is not self._tools[k] for k in tools)
-        first, self._listed = not self._listed, True
         self._tools, self._refused = tools, tuple(refused)
-        if changed and not first:
+        if changed:
             await self._notify()
 
     def _tool(self, local: str, remote: mcp_types.Tool) -> MCPTool | str:
