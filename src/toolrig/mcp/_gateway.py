@@ -79,7 +79,7 @@ class Gateway:
                 stage_options[key] = runtime[key]
         self.policy = self._policy()
         self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
-                               state=runtime.get("state", "memory"), policy=self.policy,
+                               state=self._state(), policy=self.policy,
                                approval=approval if approval is not None else self._approval())
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
@@ -134,6 +134,12 @@ class Gateway:
         if target is None or target is False or not isinstance(target, str) or "://" in target:
             return target
         return str(self.config.path(target))
+
+    def _state(self) -> Any:
+        from toolrig.state import make_state
+
+        runtime = self.config.runtime
+        return make_state(runtime.get("state", "memory"), prefix=str(runtime.get("state_prefix", "toolrig")))
 
     def _policy(self) -> Policy:
         if self.config.policy is None:

@@ -38,6 +38,7 @@
 
     [runtime]
     state = "memory"               # or redis:// (limits, breakers, cache shared by replicas)
+    state_prefix = "toolrig"       # the Redis key namespace (one per deployment)
     audit = "audit.db"             # a SQLite path, postgresql://..., or false
     timeout = 120                  # seconds per call for tools without their own
 
@@ -71,7 +72,7 @@ _SECTIONS: dict[str, frozenset[str]] = {
     "tools": frozenset({"modules"}),
     "builtins": frozenset({"files", "calculator", "current_time", "shell", "python", "http_fetch"}),
     "approvals": frozenset({"backend", "queue", "timeout"}),
-    "runtime": frozenset({"state", "audit", "audit_mode", "timeout", "per_user_limit"}),
+    "runtime": frozenset({"state", "state_prefix", "audit", "audit_mode", "timeout", "per_user_limit"}),
     "scan": frozenset({"quarantine", "allow"}),
     "pins": frozenset({"mode"}),
     "policy": frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted",

@@ -11,7 +11,8 @@ Launch approvals record that a person agreed to start a stdio server with an exa
 (argv, working directory, and a digest of its environment values).
 
 Both live in one store, located by the ``TOOLRIG_MCP_STATE`` environment variable (a SQLite path, or a
-``redis://`` URL shared by replicas), else ``<user data dir>/toolrig/mcp.db``. It is never named by the
+``redis://`` URL shared by replicas, ``?prefix=NAME`` for its key namespace), else
+``<user data dir>/toolrig/mcp.db``. It is never named by the
 gateway's config file: a config file that could pre-approve its own commands would make asking pointless.
 """
 
@@ -107,8 +108,12 @@ class _Redis:
     def __init__(self, url: str) -> None:
         import redis
 
-        self._r = redis.Redis.from_url(url)
-        self._prefix = "toolrig:mcp"
+        base, _, query = url.partition("?")
+        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+        prefix = params.pop("prefix", "toolrig")
+        rest = "&".join(f"{k}={v}" for k, v in params.items())
+        self._r = redis.Redis.from_url(base + (f"?{rest}" if rest else ""))
+        self._prefix = f"{prefix}:mcp"
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         raw = self._r.hget(f"{self._prefix}:{kind}", key)
