@@ -210,3 +210,15 @@ async def test_toolrig_scan_reports_the_poisoned_tool(tmp_path: Path) -> None:
     reports = {r["tool"]: r for r in json.loads(proc.stdout)}
     assert reports["convert_units"]["flagged"] and reports["convert_units"]["reasons"]
     assert not reports["echo"]["flagged"] and reports["echo"]["reasons"] == []
+
+
+async def test_structured_content_of_an_sdk_server_passes_through(tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp_helpers import HERE
+
+    servers = {"sdk": {"command": PYTHON, "args": [str(HERE / "sdk_mcpserver.py")], "prefix": False}}
+    async with gateway(tmp_path, servers) as (url, _), Client(url, mode="legacy") as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert listed["shout"].output_schema is not None  # the SDK validates results against it
+        result = await client.call_tool("shout", {"text": "hello"})
+        assert not result.is_error and result.structured_content == {"result": "HELLO"}

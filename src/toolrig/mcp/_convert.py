@@ -164,6 +164,13 @@ def parts_to_mcp(parts: Iterable[Part]) -> list[ContentBlock]:
     return [part_to_mcp(p) for p in parts]
 
 
+def _wraps_result(schema: Mapping[str, Any], wrap_key: str) -> bool:
+    """True for an output schema ``{"result": <the real schema>}`` (toolrig's marker, or the SDK's convention)."""
+    properties = schema.get("properties")
+    return bool(schema.get(wrap_key)) or (schema.get("type") == "object" and isinstance(properties, Mapping)
+                                          and list(properties) == ["result"])
+
+
 def structured_of(parts: Iterable[Part], output_schema: Mapping[str, Any] | None, wrap_key: str) -> Any:
     """The structured content for a result with ``output_schema``: the first JSON part, wrapped if marked.
 
@@ -175,6 +182,7 @@ def structured_of(parts: Iterable[Part], output_schema: Mapping[str, Any] | None
         data = "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
     if data is None or output_schema is None:
         return None
-    if output_schema.get(wrap_key):
-        return {"result": data}
+    if _wraps_result(output_schema, wrap_key):
+        already = isinstance(data, dict) and list(data) == ["result"]
+        return data if already else {"result": data}
     return data if isinstance(data, dict) else None
