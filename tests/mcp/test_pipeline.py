@@ -13,7 +13,7 @@ from mcp_helpers import PEER, PYTHON, read_log
 from toolrig import CallContext, ErrorKind, Policy, Runtime, ToolCall
 from toolrig.audit import AuditLog
 from toolrig.mcp import MCPToolset, from_config
-from toolrig.runtime import BreakerStage, ProcessStage, ResultLimits, default_stages, replace_stage
+from toolrig.runtime import BreakerStage, OutputLimits, OutputStage, default_stages, replace_stage
 
 pytestmark = pytest.mark.anyio
 
@@ -63,7 +63,7 @@ async def test_output_is_fenced_as_external(peer: MCPToolset) -> None:
 
 
 async def test_truncation_notice_sits_outside_the_fence(peer: MCPToolset) -> None:
-    stages = replace_stage(default_stages(audit=False), "process", ProcessStage(limits=ResultLimits(max_chars=50)))
+    stages = replace_stage(default_stages(audit=False), "output", OutputStage(limits=OutputLimits(max_chars=50)))
     runtime = Runtime(peer, stages=stages, approval=yes)
     out = await runtime.call(ToolCall(name="peer_echo", arguments={"text": "word " * 100}))
     assert out.ok and out.truncated

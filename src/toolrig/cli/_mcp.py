@@ -55,8 +55,7 @@ def serve_command(
     yes: Annotated[bool, typer.Option("--yes", help="Start unapproved stdio servers without asking.")] = False,
 ) -> None:
     """Serve upstream MCP servers, Python tools and built-ins as one MCP server, through the whole pipeline."""
-    from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config
-    from toolrig.mcp._report import startup_report, startup_text
+    from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
 
     if http and stdio:
         fail("give --http HOST:PORT or --stdio, not both")

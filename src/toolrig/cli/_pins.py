@@ -20,8 +20,7 @@ pins_app = typer.Typer(name="pins", help="Pinned MCP tool definitions: list, sho
 async def _scan_config(path: Path, yes: bool) -> list[Any]:
     """Scan the servers of a gateway config (.toml) or an mcpServers file (.json)."""
     from toolrig.cli._mcp import _ask_launch
-    from toolrig.mcp import Gateway, load_gateway_config, read_servers, scan_tool
-    from toolrig.mcp._gateway_config import config_from_mapping
+    from toolrig.mcp import Gateway, config_from_mapping, load_gateway_config, read_servers, scan_tool
 
     if path.suffix == ".json":
         config = config_from_mapping({"mcpServers": read_servers(path)}, base=path.parent.resolve(), source=str(path))

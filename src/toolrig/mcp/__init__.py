@@ -26,19 +26,20 @@ The toolrig core never imports this package.
 
 from __future__ import annotations
 
+from toolrig.errors import MCPCallError, MCPConfigError, MCPMaybeRanError, MCPUnavailableError
 from toolrig.mcp._approvers import ClientApprover
 from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._config import MCPServers, from_config, read_servers
 from toolrig.mcp._content import Prompts, PromptSource, Resources, ResourceSource
-from toolrig.mcp._errors import MCPCallError, MCPConfigError, MCPMaybeRanError, MCPNameError, MCPUnavailableError
 from toolrig.mcp._events import MemoryEventStore
 from toolrig.mcp._gateway import Gateway, LaunchAsker
-from toolrig.mcp._gateway_config import GatewayConfig, load_gateway_config
+from toolrig.mcp._gateway_config import GatewayConfig, config_from_mapping, load_gateway_config
 from toolrig.mcp._gateway_toolset import Blocked, GatewayToolset, PinMode
 from toolrig.mcp._health import HealthState, ServerHealth
 from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
 from toolrig.mcp._pins import STATE_ENV, Pin, PinStatus, PinStore, canonical_definition, definition_hash, open_pins
+from toolrig.mcp._report import startup_report, startup_text
 from toolrig.mcp._scan import ScanReport, scan_definition, scan_tool
 from toolrig.mcp._serve import build_server, http_app, serve, serve_async
 from toolrig.mcp._server import ToolServer
@@ -68,7 +69,6 @@ __all__ = [
     "MCPCallError",
     "MCPConfigError",
     "MCPMaybeRanError",
-    "MCPNameError",
     "MCPServers",
     "MCPTool",
     "MCPToolset",
@@ -91,6 +91,7 @@ __all__ = [
     "UpstreamContent",
     "build_server",
     "canonical_definition",
+    "config_from_mapping",
     "current_peer",
     "definition_hash",
     "from_config",
@@ -104,4 +105,6 @@ __all__ = [
     "serve",
     "serve_async",
     "served_stages",
+    "startup_report",
+    "startup_text",
 ]

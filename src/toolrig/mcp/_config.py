@@ -27,8 +27,8 @@ from typing import Any, Self
 import anyio
 
 from toolrig import DefinitionError
+from toolrig.errors import MCPConfigError
 from toolrig.mcp._core import check_name
-from toolrig.mcp._errors import MCPConfigError
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._target import parse_target
 from toolrig.mcp._toolset import MCPToolset

@@ -22,7 +22,7 @@ import mcp_types
 
 from mcp import Client, MCPError
 from toolrig import CallContext, RetryPolicy
-from toolrig.mcp._errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
+from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._target import Target

@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolrig import Policy
+from toolrig.errors import MCPConfigError
 from toolrig.mcp._approvers import ClientApprover
 from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
 from toolrig.mcp._config import MCPServers, from_config
 from toolrig.mcp._core import policy_from_mapping
-from toolrig.mcp._errors import MCPConfigError
 from toolrig.mcp._gateway_config import GatewayConfig
 from toolrig.mcp._gateway_toolset import GatewayToolset
 from toolrig.mcp._pins import PinStore, open_pins

@@ -60,8 +60,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolrig.errors import MCPConfigError
 from toolrig.mcp._config import read_servers
-from toolrig.mcp._errors import MCPConfigError
 
 __all__ = ["GatewayConfig", "load_gateway_config"]
 

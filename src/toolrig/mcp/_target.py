@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from toolrig.mcp._errors import MCPConfigError
+from toolrig.errors import MCPConfigError
 
 __all__ = ["Kind", "Target", "parse_target"]
 

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import mcp_types
 
 from mcp import Client, MCPError, UriTemplate
+from toolrig.errors import MCPUnavailableError
 from toolrig.mcp._config import MCPServers
 from toolrig.mcp._content import ResourceContents
-from toolrig.mcp._errors import MCPUnavailableError
 from toolrig.mcp._names import local_name
 from toolrig.mcp._toolset import MCPToolset
 
