@@ -10,7 +10,8 @@ Rows, each a server in a subprocess and the official SDK's ``Client`` calling it
 * ``toolrig serve`` (the gateway, HTTP) in front of the SDK server (stdio upstream) vs the client talking to
   the SDK server directly over HTTP: the latency the gateway adds.
 
-Each configuration runs ``--runs`` times (fresh processes each time); the median run is reported.
+Each configuration runs ``--runs`` times, interleaved (fresh processes each time); the median run is reported,
+with the server processes' CPU time per call (children included: the gateway's upstream) read from /proc.
 Targets: toolrig's server at least as fast as the SDK's own (calls/s ratio >= 1.0, stdio and HTTP), and the
 gateway adding at most 15% latency (p50). A table first, then one summary line.
 """
@@ -46,6 +47,37 @@ class Result:
     calls_per_s: float
     p50_ms: float
     p99_ms: float
+    cpu_us: float
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its children (from /proc; 0 where unreadable)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
+        if int(proc.name) == pid or ppid == pid:
+            total += (utime + stime) / tick
+    return total
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    out = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                    out.append(int(proc.name))
+            except OSError:
+                continue
+    return out
 
 
 def _free_port() -> int:
@@ -68,13 +100,13 @@ def _wait(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None
 
 
 @contextmanager
-def _process(argv: Sequence[str], port: int | None, env: dict[str, str] | None = None) -> Iterator[None]:
+def _process(argv: Sequence[str], port: int | None, env: dict[str, str] | None = None) -> Iterator[int]:
     proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, env={**os.environ, **(env or {})})
     try:
         if port is not None:
             _wait(port, proc)
-        yield
+        yield proc.pid
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -85,12 +117,19 @@ def _process(argv: Sequence[str], port: int | None, env: dict[str, str] | None =
                 proc.wait()
 
 
-async def _measure(server: Any, calls: int, warmup: int) -> tuple[float, list[float]]:
+Run = tuple[float, list[float], float]
+"""calls per second, latencies (s), server CPU per call (µs)."""
+
+
+async def _measure(server: Any, calls: int, warmup: int, pid: int | None = None) -> Run:
     from mcp import Client
 
+    before = set(_children())
     async with Client(server, mode="legacy", cache=None) as client:
         for i in range(warmup):
             await client.call_tool("echo", {"text": f"warm {i}"})
+        target = pid if pid is not None else next(iter(set(_children()) - before), None)
+        cpu0 = _cpu_seconds(target) if target else 0.0
         latencies = []
         start = time.perf_counter()
         for i in range(calls):
@@ -98,13 +137,15 @@ async def _measure(server: Any, calls: int, warmup: int) -> tuple[float, list[fl
             await client.call_tool("echo", {"text": f"call {i}"})
             latencies.append(time.perf_counter() - t0)
         total = time.perf_counter() - start
-    return calls / total, latencies
+        cpu = (_cpu_seconds(target) - cpu0) if target else 0.0
+    return calls / total, latencies, cpu / calls * 1e6
 
 
-def _summary(name: str, runs: list[tuple[float, list[float]]]) -> Result:
-    rate, latencies = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+def _summary(name: str, runs: list[Run]) -> Result:
+    rate, latencies, _ = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     ordered = sorted(latencies)
-    return Result(name, rate, statistics.median(ordered) * 1e3, ordered[int(len(ordered) * 0.99) - 1] * 1e3)
+    cpu = statistics.median(r[2] for r in runs)
+    return Result(name, rate, statistics.median(ordered) * 1e3, ordered[int(len(ordered) * 0.99) - 1] * 1e3, cpu)
 
 
 def _stdio(which: str) -> Any:
@@ -113,25 +154,19 @@ def _stdio(which: str) -> Any:
     return StdioServerParameters(command=PY, args=[str(SERVERS), which, "stdio"])
 
 
-def bench_stdio(which: str, calls: int, warmup: int, runs: int) -> Result:
-    return _summary(f"{which} server, stdio",
-                    [anyio.run(_measure, _stdio(which), calls, warmup) for _ in range(runs)])
+def run_stdio(which: str, calls: int, warmup: int) -> Run:
+    return anyio.run(_measure, _stdio(which), calls, warmup)
 
 
-def bench_http(which: str, calls: int, warmup: int, runs: int) -> Result:
-    out = []
-    for _ in range(runs):
-        port = _free_port()
-        with _process([PY, str(SERVERS), which, "http", str(port)], port):
-            out.append(anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", calls, warmup))
-    return _summary(f"{which} server, HTTP", out)
+def run_http(which: str, calls: int, warmup: int) -> Run:
+    port = _free_port()
+    with _process([PY, str(SERVERS), which, "http", str(port)], port) as pid:
+        return anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", calls, warmup, pid)
 
 
-def bench_gateway(calls: int, warmup: int, runs: int) -> Result:
-    out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "toolrig.toml"
-        config.write_text(f"""
+def gateway_config(tmp: Path) -> tuple[Path, dict[str, str]]:
+    config = tmp / "toolrig.toml"
+    config.write_text(f"""
 [mcpServers.sdk]
 command = {json.dumps(PY)}
 args = [{json.dumps(str(SERVERS))}, "sdk", "stdio"]
@@ -142,32 +177,43 @@ allowed_tools = ["*"]
 [runtime]
 audit = false
 """)
-        env = {"TOOLRIG_MCP_STATE": str(Path(tmp) / "mcp.db")}
-        subprocess.run([PY, "-m", "toolrig", "mcp", "approve-launch", "--config", str(config), "--yes"],
-                       check=True, capture_output=True, env={**os.environ, **env})
-        for _ in range(runs):
-            port = _free_port()
-            with _process([PY, "-m", "toolrig", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"],
-                          port, env=env):
-                out.append(anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", calls, warmup))
-    return _summary("gateway -> sdk server", out)
+    env = {"TOOLRIG_MCP_STATE": str(tmp / "mcp.db")}
+    subprocess.run([PY, "-m", "toolrig", "mcp", "approve-launch", "--config", str(config), "--yes"],
+                   check=True, capture_output=True, env={**os.environ, **env})
+    return config, env
+
+
+def run_gateway(config: Path, env: dict[str, str], calls: int, warmup: int) -> Run:
+    port = _free_port()
+    with _process([PY, "-m", "toolrig", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"],
+                  port, env=env) as pid:
+        return anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", calls, warmup, pid)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--warmup", type=int, default=50)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
     n, w, r = args.calls, args.warmup, args.runs
-    rows = {
-        "toolrig-stdio": bench_stdio("toolrig", n, w, r), "sdk-stdio": bench_stdio("sdk", n, w, r),
-        "toolrig-http": bench_http("toolrig", n, w, r), "sdk-http": bench_http("sdk", n, w, r),
-        "gateway": bench_gateway(n, w, r),
-    }
-    print(f"{'configuration':28} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    runs: dict[str, list[Run]] = {k: [] for k in ("toolrig-stdio", "sdk-stdio", "toolrig-http", "sdk-http",
+                                                  "gateway")}
+    with tempfile.TemporaryDirectory() as tmp:
+        config, env = gateway_config(Path(tmp))
+        for _ in range(r):  # interleaved, so that a busy spell of the machine hits every configuration alike
+            runs["toolrig-stdio"].append(run_stdio("toolrig", n, w))
+            runs["sdk-stdio"].append(run_stdio("sdk", n, w))
+            runs["toolrig-http"].append(run_http("toolrig", n, w))
+            runs["sdk-http"].append(run_http("sdk", n, w))
+            runs["gateway"].append(run_gateway(config, env, n, w))
+    names = {"toolrig-stdio": "toolrig server, stdio", "sdk-stdio": "sdk server, stdio",
+             "toolrig-http": "toolrig server, HTTP", "sdk-http": "sdk server, HTTP",
+             "gateway": "gateway -> sdk server (HTTP)"}
+    rows = {k: _summary(names[k], v) for k, v in runs.items()}
+    print(f"{'configuration':30} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'server CPU µs/call':>19}")
     for row in rows.values():
-        print(f"{row.name:28} {row.calls_per_s:9.0f} {row.p50_ms:8.2f} {row.p99_ms:8.2f}")
+        print(f"{row.name:30} {row.calls_per_s:9.0f} {row.p50_ms:8.2f} {row.p99_ms:8.2f} {row.cpu_us:19.0f}")
     stdio_ratio = rows["toolrig-stdio"].calls_per_s / rows["sdk-stdio"].calls_per_s
     http_ratio = rows["toolrig-http"].calls_per_s / rows["sdk-http"].calls_per_s
     overhead = rows["gateway"].p50_ms / rows["sdk-http"].p50_ms - 1

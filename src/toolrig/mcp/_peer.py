@@ -10,13 +10,15 @@ request being served.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types
-from mcp.server.session import ServerSession
 from mcp.shared.message import ServerMessageMetadata
 
 from toolrig import CallContext, current_context
+
+if TYPE_CHECKING:
+    from mcp.server.session import ServerSession
 
 __all__ = ["LOG_LEVELS", "PEER_KEY", "ClientPeer", "current_peer", "peer_of"]
 
