@@ -1,4 +1,7 @@
-"""The servers of bench_mcp.py, one trivial tool each (``echo(text) -> text``), run as subprocesses.
+"""The servers of bench_mcp.py, one trivial tool each (``async echo(text) -> text``), run as subprocesses.
+
+The tool is async for both: the SDK runs a sync tool in the event loop itself, toolrig on a worker thread
+(so that a slow one cannot block the loop); an async tool compares the servers, not that choice.
 
     python _mcp_servers.py toolrig stdio | toolrig http PORT
     python _mcp_servers.py sdk stdio     | sdk http PORT
@@ -15,7 +18,7 @@ def toolrig_server(transport: str, port: int) -> None:
     from toolrig.toolsets import FunctionToolset
 
     @tool(permission="readonly")
-    def echo(text: str) -> str:
+    async def echo(text: str) -> str:
         """Echo the text back.
 
         Args:
@@ -33,7 +36,7 @@ def sdk_server(transport: str, port: int) -> None:
     server = MCPServer("sdk-bench")
 
     @server.tool()
-    def echo(text: str) -> str:
+    async def echo(text: str) -> str:
         """Echo the text back."""
         return text
 

@@ -26,12 +26,16 @@ def tool_of(ts: MCPToolset, name: str) -> Any:
 
 async def test_lists_tools_as_ordinary_external_tools() -> None:
     async with MCPToolset(STDIO, prefix="peer") as ts:
+        # an untrusted server's annotations are believed for nothing: every tool needs approval
+        assert {t.spec.permission for t in ts.list()} == {Permission.DESTRUCTIVE}
+        assert tool_of(ts, "peer_echo").spec.annotations.read_only_hint is True  # kept as a hint
+    async with MCPToolset(STDIO, prefix="peer", trusted=True) as ts:
         names = ts.names()
         assert "peer_echo" in names and "peer_add" in names
         assert "peer_dotted_name" in names  # '.' is not a legal toolrig name character
         echo = tool_of(ts, "peer_echo")
         assert echo.spec.trust is Trust.EXTERNAL
-        assert echo.spec.permission is Permission.READONLY  # from readOnlyHint (the policy still distrusts it)
+        assert echo.spec.permission is Permission.READONLY  # trusted: from readOnlyHint (a Policy still asks)
         assert echo.remote_name == "echo"
         assert tool_of(ts, "peer_media").spec.permission is Permission.DESTRUCTIVE  # no annotations: MCP default
         assert tool_of(ts, "peer_slow").spec.permission is Permission.WRITE  # destructiveHint false

@@ -223,3 +223,18 @@ async def test_structured_content_of_an_sdk_server_passes_through(tmp_path: Path
         assert listed["shout"].output_schema is not None  # the SDK validates results against it
         result = await client.call_tool("shout", {"text": "hello"})
         assert not result.is_error and result.structured_content == {"result": "HELLO"}
+
+
+async def test_a_trusted_server_s_read_only_tools_run_without_asking(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def elicitation(params: Any, ctx: Any) -> Any:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="decline")
+
+    servers = {"mine": {**peer(), "trusted": True}, "theirs": peer()}
+    async with gateway(tmp_path, servers, policy=None) as (url, _), MCPToolset(url, elicitation=elicitation) as client:
+        mine = await call(client, "mine__echo", text="believed")
+        assert not mine.is_error and "believed" in mine.text and asked == []  # readOnlyHint believed: no ask
+        theirs = await call(client, "theirs__echo", text="doubted")
+        assert theirs.is_error and "approval_denied" in theirs.text and len(asked) == 1

@@ -37,7 +37,15 @@ async def test_policy_deny_wins(peer: MCPToolset, tmp_path: Path) -> None:
     assert "call echo" not in read_log(tmp_path / "peer.log")  # the server never saw it
 
 
-async def test_external_tools_need_approval_whatever_their_annotations_say(peer: MCPToolset, tmp_path: Path) -> None:
+async def test_lying_annotations_do_not_lower_the_approval_level_without_a_policy(tmp_path: Path) -> None:
+    # the corpus' lying_annotations case: readOnlyHint true, destructiveHint false, "actual_behaviour": deletes
+    async with MCPToolset(STDIO, prefix="peer") as ts:
+        runtime = Runtime(ts, audit=False)  # no policy, no approver: the default pipeline alone
+        out = await runtime.call(ToolCall(name="peer_echo", arguments={"text": "x"}))
+        assert out.error is not None and out.error.kind is ErrorKind.APPROVAL_REQUIRED
+
+
+async def test_external_tools_need_approval_whatever_their_annotations_say(tmp_path: Path) -> None:
     # echo declares readOnlyHint=true, but the server is untrusted: the policy treats it as destructive
     asked: list[str] = []
 
@@ -45,14 +53,16 @@ async def test_external_tools_need_approval_whatever_their_annotations_say(peer:
         asked.append(reason)
         return False
 
-    runtime = Runtime(peer, audit=False, policy=Policy(allowed_tools=None), approval=no)
-    out = await runtime.call(ToolCall(name="peer_echo", arguments={"text": "x"}))
-    assert out.error is not None and out.error.kind is ErrorKind.APPROVAL_DENIED
-    assert asked and "untrusted" in asked[0]
-    trusted = Runtime(peer, audit=False, policy=Policy(trusted=["peer_echo"], allowed_tools=None), approval=no)
-    ok = await trusted.call(ToolCall(name="peer_echo", arguments={"text": "x"}))
-    assert ok.ok and "x" in ok.content  # trusted: its read-only annotation is believed, no approval asked
-    assert read_log(tmp_path / "peer.log").count("call echo") == 1
+    log = tmp_path / "peer.log"
+    async with MCPToolset(STDIO, prefix="peer", env={"PEER_LOG": str(log)}, trusted=True) as peer:
+        runtime = Runtime(peer, audit=False, policy=Policy(allowed_tools=None), approval=no)
+        out = await runtime.call(ToolCall(name="peer_echo", arguments={"text": "x"}))
+        assert out.error is not None and out.error.kind is ErrorKind.APPROVAL_DENIED
+        assert asked and "untrusted" in asked[0]  # the policy distrusts external tools unless told otherwise
+        trusted = Runtime(peer, audit=False, policy=Policy(trusted=["peer_echo"], allowed_tools=None), approval=no)
+        ok = await trusted.call(ToolCall(name="peer_echo", arguments={"text": "x"}))
+        assert ok.ok and "x" in ok.content  # trusted: its read-only annotation is believed, no approval asked
+    assert read_log(log).count("call echo") == 1
 
 
 async def test_output_is_fenced_as_external(peer: MCPToolset) -> None:

@@ -11,7 +11,8 @@
 Each server's tools are prefixed with its name (``files_read_file``, ``time_get_current_time``), so two
 servers may both offer ``read_file``; a tool name that starts with *another* server's prefix is refused.
 Per-server keys besides the transport ones: ``prefix`` (another prefix; ``false``: the server's own names),
-``timeout`` (seconds per call), ``disabled``. JSON files and TOML files (an ``[mcpServers.NAME]`` table each) are read.
+``timeout`` (seconds per call), ``trusted`` (believe the server's annotations), ``disabled``. JSON files and
+TOML files (an ``[mcpServers.NAME]`` table each) are read.
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, 
         own = dict(options)
         if "timeout" in entry:
             own["timeout"] = entry["timeout"]
+        own["trusted"] = bool(entry.get("trusted", False))
         built[name] = MCPToolset(target, prefix=prefixes[name], name=name, sep=sep,
                                  other_prefixes=[p for p in known if p != prefixes[name]], **own)
     skipped = sorted(set(servers) - set(enabled))

@@ -1,8 +1,10 @@
 """Conversions between MCP wire types and toolrig values, in one place each way.
 
 * :func:`spec_options` — an MCP ``Tool`` → the options of a toolrig :class:`~toolrig.ToolSpec`
-  (``trust="external"`` always; the permission follows the annotations with MCP's defaults, and the
-  policy still treats an external tool as ``destructive`` unless it is trusted).
+  (``trust="external"`` always). An untrusted server's annotations are kept as hints but believed for
+  nothing: its tools are ``destructive`` (they need approval under the default pipeline, with or without a
+  policy). For a server trusted by its user, the permission follows the annotations with MCP's defaults —
+  and a :class:`toolrig.Policy` still raises it to ``destructive`` unless its ``trusted`` rules name the tool.
 * :func:`result_from_mcp` — a ``CallToolResult`` → :class:`~toolrig.ToolResult` parts.
 * :func:`parts_to_mcp` — toolrig parts → MCP content blocks (the server side).
 """
@@ -56,15 +58,15 @@ def _annotations(tool: mcp_types.Tool) -> ToolAnnotations:
                            idempotent_hint=ann.idempotent_hint, open_world_hint=ann.open_world_hint)
 
 
-def spec_options(tool: mcp_types.Tool, *, server: str) -> dict[str, Any]:
+def spec_options(tool: mcp_types.Tool, *, server: str, trusted: bool = False) -> dict[str, Any]:
     """Keyword options for a ToolSpec describing ``tool`` of ``server`` (name excluded)."""
     annotations = _annotations(tool)
-    read_only = annotations.read_only_hint is True
+    read_only = trusted and annotations.read_only_hint is True
     return {
         "description": tool.description or tool.title or f"{tool.name} (from MCP server {server})",
         "input_schema": dict(tool.input_schema),
         "output_schema": dict(tool.output_schema) if tool.output_schema is not None else None,
-        "permission": permission_from_annotations(tool.annotations),
+        "permission": permission_from_annotations(tool.annotations) if trusted else Permission.DESTRUCTIVE,
         "trust": Trust.EXTERNAL,
         "annotations": annotations,
         "idempotent": bool(read_only and annotations.idempotent_hint),

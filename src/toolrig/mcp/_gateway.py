@@ -142,9 +142,15 @@ class Gateway:
         return make_state(runtime.get("state", "memory"), prefix=str(runtime.get("state_prefix", "toolrig")))
 
     def _policy(self) -> Policy:
-        if self.config.policy is None:
+        """The config's policy; the tools of servers marked ``trusted`` are trusted by it too."""
+        section = dict(self.config.policy or {})
+        trusted = [f"{name}__*" for name, entry in self.config.servers.items() if entry.get("trusted")]
+        if trusted:
+            section["trusted"] = [*section.get("trusted", []), *trusted]
+        if not section:
             return Policy(tools=self.toolset)
-        return policy_from_mapping(self.config.policy, tools=self.toolset)
+        policy: Policy = policy_from_mapping(section, tools=self.toolset)
+        return policy
 
     def _approval(self) -> Any:
         from toolrig.policy import ApprovalQueue, TerminalApprover

@@ -42,11 +42,26 @@ def _describes_a_part(schema: Any) -> bool:
     return isinstance(kind, dict) and kind.get("const") in _PART_KINDS
 
 
-def _definition(spec: ToolSpec) -> mcp_types.Tool:
+_DEFINITIONS: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
+_MAX_CACHED = 4096
+
+
+def _wire(spec: ToolSpec) -> dict[str, Any]:
+    """The MCP definition of ``spec`` (cached by identity: specs are frozen, converting one is not free)."""
+    cached = _DEFINITIONS.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
     definition = to_mcp([spec])[0]
     if _describes_a_part(spec.output_schema):
         definition.pop("outputSchema", None)
-    return mcp_types.Tool.model_validate(definition)
+    if len(_DEFINITIONS) >= _MAX_CACHED:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[id(spec)] = (spec, definition)
+    return definition
+
+
+def _definition(spec: ToolSpec) -> mcp_types.Tool:
+    return mcp_types.Tool.model_validate(_wire(spec))
 
 
 def tool_definitions(tools: Iterable[BaseTool]) -> list[mcp_types.Tool]:
@@ -71,8 +86,7 @@ def _structured(outcome: ToolOutcome, spec: ToolSpec | None) -> Any:
     if result is None or spec is None:
         return None
     if spec.output_schema is not None and not _describes_a_part(spec.output_schema):
-        definition = to_mcp([spec])[0]
-        return structured_of(result.parts, definition.get("outputSchema"), WRAP_MARKER)
+        return structured_of(result.parts, _wire(spec).get("outputSchema"), WRAP_MARKER)
     if spec.trust is Trust.INTERNAL:
         data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
         return data if isinstance(data, dict) else None

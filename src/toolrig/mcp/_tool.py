@@ -30,8 +30,9 @@ class MCPTool(SchemaTool):
     """
 
     def __init__(self, *, name: str, remote: mcp_types.Tool, server: str, connection: Connection,
-                 timeout: float | None) -> None:
-        super().__init__(name=name, handler=None, timeout=timeout, **spec_options(remote, server=server))
+                 timeout: float | None, trusted: bool = False) -> None:
+        super().__init__(name=name, handler=None, timeout=timeout,
+                         **spec_options(remote, server=server, trusted=trusted))
         self.remote_name = remote.name
         self.server = server
         self.definition = definition_of(remote)

@@ -57,6 +57,8 @@ class MCPToolset(Toolset):
         errlog: where a stdio server's stderr goes (default: ours).
         auth: an ``httpx2.Auth`` for HTTP / SSE servers (e.g. the SDK's ``OAuthClientProvider``).
         client_name: the name this client gives in the handshake (default ``toolrig``).
+        trusted: believe the server's annotations (``readOnlyHint`` ...) for the tools' permission levels;
+            otherwise every tool is ``destructive`` (a server describes itself: its hints are not evidence).
     """
 
     def __init__(self, target: str | Sequence[str] | Mapping[str, Any] | Target, *, prefix: str | None = None,
@@ -66,7 +68,7 @@ class MCPToolset(Toolset):
                  on_log: LogHandler | None = None, forward: bool = False, connect_timeout: float = 30.0,
                  reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
-                 auth: Any = None, client_name: str | None = None) -> None:
+                 auth: Any = None, client_name: str | None = None, trusted: bool = False) -> None:
         self.target = parse_target(target).with_extras(env=env, headers=headers)
         if auth is not None and self.target.kind not in ("http", "sse"):
             raise DefinitionError(f"auth= signs HTTP requests; {self.target.describe()} is a {self.target.kind} server")
@@ -76,6 +78,7 @@ class MCPToolset(Toolset):
             raise DefinitionError("timeout must be a positive number of seconds or None")
         self.prefix = prefix
         self.sep = sep
+        self.trusted = trusted
         self.timeout = timeout
         self.name = name or prefix or self.target.describe()
         self.fail_on_start = fail_on_start
@@ -176,7 +179,7 @@ class MCPToolset(Toolset):
             return previous  # unchanged: keep the object, its stats and breaker history
         try:
             return MCPTool(name=local, remote=remote, server=self.name, connection=self.connection,
-                           timeout=self.timeout)
+                           timeout=self.timeout, trusted=self.trusted)
         except DefinitionError as exc:
             return f"its definition is unusable: {exc}"
 
