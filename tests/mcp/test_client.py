@@ -185,3 +185,36 @@ async def test_http_headers_are_sent(tmp_path: Path) -> None:
         async with MCPToolset(url, headers={"Authorization": "Bearer upstream-token"}) as ts:
             result = await tool_of(ts, "whoami").__call_tool__({})
     assert result.text == "Bearer upstream-token"
+
+
+async def test_an_http_server_dying_mid_call_fails_the_call_at_once_and_is_reconnected() -> None:
+    import os
+    import signal
+    import subprocess
+
+    from mcp_helpers import free_port, running
+
+    port = free_port()
+    argv = [PYTHON, str(PEER), "http", str(port)]
+    proc = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from mcp_helpers import wait_for_port
+
+        wait_for_port(port, proc)
+        async with MCPToolset(f"http://127.0.0.1:{port}/mcp", timeout=120, health_interval=None) as ts:
+            async def kill_soon() -> None:
+                await anyio.sleep(0.5)
+                os.killpg(proc.pid, signal.SIGKILL)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(kill_soon)
+                with anyio.fail_after(60), pytest.raises(MCPMaybeRanError):  # not the 120 s call timeout
+                    await tool_of(ts, "slow").__call_tool__({"seconds": 100})
+            assert ts.health.state == "down"
+            with running(argv, port):
+                assert (await tool_of(ts, "echo").__call_tool__({"text": "back"})).text == "back"
+                assert ts.health.connects == 2
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

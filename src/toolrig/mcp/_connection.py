@@ -124,7 +124,7 @@ class Connection:
                 self._went_down(exc)
             finally:
                 self._client = None
-                self._ready = anyio.Event()
+                self._reset_ready()
             first.set()
             if self._closed:
                 break
@@ -170,16 +170,21 @@ class Connection:
             with anyio.fail_after(self.connect_timeout):
                 await client.session.send_request(mcp_types.PingRequest(), mcp_types.EmptyResult)
 
+    def _reset_ready(self) -> None:
+        """A fresh "connected" event, unless the current one was never set (callers may be waiting on it)."""
+        if self._ready.is_set():
+            self._ready = anyio.Event()
+
     def mark_lost(self, reason: str) -> None:
         """Tell the supervisor the session is broken (it reconnects); new calls wait for the next session."""
         if self._closed:
             return
         if self._client is not None:
             self._client = None
-            self._ready = anyio.Event()
+            self._reset_ready()
         if not self._lost.is_set():
             log.warning("lost the session with MCP server %s: %s", self.name, reason)
-            self.health = self.health.changed(last_error=reason)
+            self.health = self.health.changed(state="down", last_error=reason)
             self._lost.set()
 
     async def session(self) -> Client:
@@ -193,9 +198,10 @@ class Connection:
             return client
         if self._closed:
             raise MCPUnavailableError(f"the connection to MCP server {self.name} is closed")
-        self._poke.set()
         with anyio.move_on_after(self.connect_timeout):
-            await self._ready.wait()
+            while self._client is None and not self._closed:
+                self._poke.set()
+                await self._ready.wait()
         if self._client is None:
             raise MCPUnavailableError(f"MCP server {self.name} is unavailable: {self.health.last_error or 'timed out'}")
         return self._client
