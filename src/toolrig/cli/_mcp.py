@@ -46,13 +46,16 @@ def _parse_http(value: str) -> tuple[str, int]:
     return (host.strip("[]") or "127.0.0.1"), int(port)
 
 
-def serve_command(
+def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     config: ConfigOpt = None,
     http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT", help="Serve streamable HTTP here.")]
     = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout (the default).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Log JSON lines on stderr (for machines).")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Start unapproved stdio servers without asking.")] = False,
+    tools: Annotated[list[str] | None, typer.Option(
+        "--tools", metavar="SOURCE", help="Also serve the tools of this file, directory or module (repeatable).")]
+    = None,
 ) -> None:
     """Serve upstream MCP servers, Python tools and built-ins as one MCP server, through the whole pipeline."""
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
@@ -63,6 +66,12 @@ def serve_command(
         settings = load_gateway_config(config)
     except MCPConfigError as exc:
         fail(str(exc))
+    if tools:
+        import dataclasses
+
+        given = [str(Path(t).resolve()) if Path(t).exists() else t for t in tools]
+        modules = [*settings.tools.get("modules", []), *given]
+        settings = dataclasses.replace(settings, tools={**settings.tools, "modules": modules})
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
     host, port = _parse_http(http) if http else (str(serve.get("host", "127.0.0.1")), int(serve.get("port", 8765)))
@@ -71,10 +80,12 @@ def serve_command(
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)
     except MCPConfigError as exc:
         fail(str(exc))
-    where_config = config.resolve() if config else None
+    options = ["--config", str(config.resolve())] if config else []
+    for source in tools or ():
+        options += ["--tools", str(Path(source).resolve()) if Path(source).exists() else source]
 
     def ready(where: str) -> None:
-        report = startup_report(gateway, where, where_config)
+        report = startup_report(gateway, where, options)
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server

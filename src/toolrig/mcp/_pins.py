@@ -75,32 +75,50 @@ class _Backend(Protocol):
 
 
 class _SQLite:
+    """The store in a SQLite file, created by the first write (reading a missing file finds nothing)."""
+
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self.path = path
+        self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS mcp_state (kind TEXT NOT NULL, key TEXT NOT NULL, "
-                             "value TEXT NOT NULL, PRIMARY KEY (kind, key))")
+
+    def _conn(self, *, create: bool) -> sqlite3.Connection | None:
+        if self._db is None:
+            if not create and not self.path.exists():
+                return None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=10.0)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS mcp_state (kind TEXT NOT NULL, key TEXT NOT NULL, "
+                       "value TEXT NOT NULL, PRIMARY KEY (kind, key))")
+            self._db = db
+        return self._db
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         with self._lock:
-            row = self._db.execute("SELECT value FROM mcp_state WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+            db = self._conn(create=False)
+            row = db.execute("SELECT value FROM mcp_state WHERE kind = ? AND key = ?", (kind, key)).fetchone() \
+                if db is not None else None
         return json.loads(row[0]) if row else None
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
         with self._lock:
-            self._db.execute("INSERT INTO mcp_state (kind, key, value) VALUES (?, ?, ?) ON CONFLICT(kind, key) "
-                             "DO UPDATE SET value = excluded.value", (kind, key, json.dumps(value)))
+            db = self._conn(create=True)
+            assert db is not None
+            db.execute("INSERT INTO mcp_state (kind, key, value) VALUES (?, ?, ?) ON CONFLICT(kind, key) "
+                       "DO UPDATE SET value = excluded.value", (kind, key, json.dumps(value)))
 
     def delete(self, kind: str, key: str) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM mcp_state WHERE kind = ? AND key = ?", (kind, key))
+            db = self._conn(create=False)
+            if db is not None:
+                db.execute("DELETE FROM mcp_state WHERE kind = ? AND key = ?", (kind, key))
 
     def items(self, kind: str) -> list[dict[str, Any]]:
         with self._lock:
-            rows = self._db.execute("SELECT value FROM mcp_state WHERE kind = ? ORDER BY key", (kind,)).fetchall()
+            db = self._conn(create=False)
+            rows = db.execute("SELECT value FROM mcp_state WHERE kind = ? ORDER BY key", (kind,)).fetchall() \
+                if db is not None else []
         return [json.loads(r[0]) for r in rows]
 
 

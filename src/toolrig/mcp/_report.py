@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from toolrig.mcp._gateway import Gateway
@@ -12,24 +12,32 @@ from toolrig.mcp._gateway import Gateway
 __all__ = ["client_snippet", "inspector_command", "startup_report", "startup_text"]
 
 
-def client_snippet(name: str, where: str, config: Path | None) -> dict[str, Any]:
-    """An ``mcpServers`` entry a desktop client can paste to reach this gateway."""
+def _serve_argv(options: Sequence[str]) -> list[str]:
+    return ["uv", "run", "toolrig", "serve", "--stdio", *options]
+
+
+def client_snippet(name: str, where: str, options: Sequence[str] = ()) -> dict[str, Any]:
+    """An ``mcpServers`` entry a desktop client can paste to reach this gateway.
+
+    Args:
+        options: the ``toolrig serve`` options that rebuild this gateway (``--config FILE``, ``--tools SOURCE``).
+    """
     if where == "stdio":
-        args = ["run", "toolrig", "serve", "--stdio"] + (["--config", str(config)] if config else [])
-        return {"mcpServers": {name: {"command": "uv", "args": args}}}
+        argv = _serve_argv(options)
+        return {"mcpServers": {name: {"command": argv[0], "args": argv[1:]}}}
     return {"mcpServers": {name: {"type": "http", "url": where}}}
 
 
-def inspector_command(where: str, config: Path | None) -> str:
+def inspector_command(where: str, options: Sequence[str] = ()) -> str:
     """The MCP Inspector command line that lists the gateway's tools."""
     if where == "stdio":
-        serve = ["uv", "run", "toolrig", "serve", "--stdio"] + (["--config", str(config)] if config else [])
-        return shlex.join(["npx", "@modelcontextprotocol/inspector", "--cli", *serve, "--method", "tools/list"])
+        return shlex.join(["npx", "@modelcontextprotocol/inspector", "--cli", *_serve_argv(options), "--method",
+                           "tools/list"])
     return shlex.join(["npx", "@modelcontextprotocol/inspector", "--cli", where, "--transport", "http",
                        "--method", "tools/list"])
 
 
-def startup_report(gateway: Gateway, where: str, config: Path | None) -> dict[str, Any]:
+def startup_report(gateway: Gateway, where: str, options: Sequence[str] = ()) -> dict[str, Any]:
     """The facts of :func:`startup_text` as JSON (what ``--json`` prints)."""
     toolset = gateway.toolset
     local = toolset.local_tools()
@@ -39,8 +47,8 @@ def startup_report(gateway: Gateway, where: str, config: Path | None) -> dict[st
         "upstreams": [s.health.to_dict() for s in toolset.servers()],
         "blocked": [b.to_dict() for b in toolset.blocked()],
         "not_launched": [{"server": n, "command": c} for n, c in gateway.not_launched.items()],
-        "client_config": client_snippet(gateway.config.name, where, config),
-        "inspector": inspector_command(where, config),
+        "client_config": client_snippet(gateway.config.name, where, options),
+        "inspector": inspector_command(where, options),
     }
 
 

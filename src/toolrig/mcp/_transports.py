@@ -19,6 +19,19 @@ DEFAULT_HTTP_TIMEOUT = 30.0
 SSE_READ_TIMEOUT = 300.0
 
 
+def _file_or_stderr(errlog: TextIO | None) -> TextIO:
+    """``errlog`` if it is a real file (a subprocess needs a descriptor), else this process's own stderr."""
+    for candidate in (errlog, sys.stderr, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (OSError, ValueError, AttributeError):
+            continue
+        return candidate
+    raise OSError("no stderr to give the MCP server")
+
+
 class _WatchedReadStream:
     """A read stream that calls ``on_end()`` when the server side ends (EOF or closed), then passes it on."""
 
@@ -75,7 +88,7 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             assert target.command is not None
             params = StdioServerParameters(command=target.command, args=list(target.args),
                                            env=dict(target.env) or None, cwd=target.cwd)
-            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog or sys.stderr))
+            streams = await stack.enter_async_context(stdio_client(params, errlog=_file_or_stderr(errlog)))
         elif target.kind == "sse":
             from mcp.client.sse import sse_client
 
