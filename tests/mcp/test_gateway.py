@@ -3,6 +3,7 @@ launch approvals, server-to-client traffic passed through, tokens never forwarde
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -238,3 +239,35 @@ async def test_a_trusted_server_s_read_only_tools_run_without_asking(tmp_path: P
         assert not mine.is_error and "believed" in mine.text and asked == []  # readOnlyHint believed: no ask
         theirs = await call(client, "theirs__echo", text="doubted")
         assert theirs.is_error and "approval_denied" in theirs.text and len(asked) == 1
+
+
+async def test_no_config_serves_the_builtin_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolrig.mcp import load_gateway_config
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("hello from the root\n")
+    config = load_gateway_config(None)
+    gw = Gateway(dataclasses.replace(config, runtime={"audit": False}), pins=open_pins(tmp_path / "mcp.db"))
+    names = set(gw.toolset.names())
+    assert {"read_file", "write_file", "list_dir", "glob", "grep", "calculator", "current_time"} <= names
+    assert not names & {"shell", "python", "http_fetch"}  # off unless configured
+    assert gw.toolset.get("read_file").spec.trust == "internal"
+    async with gw.runtime as runtime:
+        read = await runtime.call(ToolCall(name="read_file", arguments={"path": "notes.txt"}))
+        assert read.error is None and read.result is not None and "hello from the root" in read.result.text
+        escaped = await runtime.call(ToolCall(name="read_file", arguments={"path": "../outside.txt"}))
+        assert escaped.error is not None
+
+
+async def test_builtins_section_is_tools_from_config(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.txt").write_text("in data\n")
+    async with gateway(tmp_path, {}, builtins={"root": "data", "files": {"read_only": True},
+                                              "current_time": False}) as (url, _), MCPToolset(url) as client:
+        names = set(client.names())
+        assert {"read_file", "calculator"} <= names and "current_time" not in names and "write_file" not in names
+        assert "in data" in (await call(client, "read_file", path="a.txt")).text
+        assert "42" in (await call(client, "calculator", expression="6*7")).text
+    with pytest.raises(Exception, match="did you mean 'calculator'"):
+        Gateway(config_from_mapping({"builtins": {"calculater": True}, "runtime": {"audit": False}}, base=tmp_path),
+                pins=open_pins(tmp_path / "mcp.db"))

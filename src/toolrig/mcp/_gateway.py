@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -216,23 +215,20 @@ class Gateway:
 
 
 def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> Toolset | None:
-    """The built-in tools of ``[builtins]`` (default: file tools at the current folder, calculator, time).
+    """The built-in tools of ``[builtins]`` (None: none), as :func:`toolrig.builtins.tools_from_config` builds them.
+
+    ``root`` is resolved against the config file's folder (the current directory without a file).
 
     Raises:
-        MCPConfigError: ``[builtins]`` is configured but :mod:`toolrig.builtins` is not installed.
+        MCPConfigError: an unknown key or option, a wrong value, a root that is not a directory.
     """
-    try:
-        from toolrig import builtins  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        if section is not None:
-            raise MCPConfigError("[builtins] needs toolrig.builtins, which this toolrig does not have yet") from None
-        print("note: toolrig.builtins is not available, so no built-in tools are served", file=sys.stderr)
+    if section is None:
         return None
-    settings = {"files": ".", "calculator": True, "current_time": True, **dict(section or {})}
-    tools: list[Any] = []
-    if settings.get("files"):
-        tools += list(builtins.file_tools(config.path(str(settings["files"]))))
-    for name in ("calculator", "current_time", "shell", "python", "http_fetch"):
-        if settings.get(name):
-            tools.append(getattr(builtins, name))
-    return FunctionToolset(tools)
+    from toolrig.builtins import tools_from_config
+    from toolrig.errors import ConfigError, DefinitionError
+
+    settings = {**section, "root": str(config.path(str(section.get("root", "."))))}
+    try:
+        return FunctionToolset(tools_from_config(settings))
+    except (ConfigError, DefinitionError) as exc:
+        raise MCPConfigError(f"[builtins]: {exc}") from exc

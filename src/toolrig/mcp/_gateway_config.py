@@ -24,10 +24,12 @@
     [tools]
     modules = ["my_tools.py", "my_package.tools"]   # Python tools (files, directories, modules)
 
-    [builtins]                     # the built-in tools (toolrig.builtins)
-    files = "."                    # file tools confined to this root (false: off)
+    [builtins]                     # the built-in tools: toolrig.builtins.tools_from_config's keys
+    root = "."                     # the file tools' root (relative to this file)
+    files = true                   # or a table of file_tools options, e.g. { read_only = true }
     calculator = true
     current_time = true
+    shell = false                  # documents, http_fetch, shell, python, web_search, bundles: off by default
 
     [policy]                       # a toolrig.Policy: preset, allow, ask, deny, layers, trusted, ...
     trusted = ["time__*"]
@@ -70,7 +72,7 @@ _SECTIONS: dict[str, frozenset[str]] = {
                         "json_response", "auth"}),
     "mcp": frozenset({"servers_file", "prefix", "timeout", "connect_timeout"}),
     "tools": frozenset({"modules"}),
-    "builtins": frozenset({"files", "calculator", "current_time", "shell", "python", "http_fetch"}),
+    "builtins": frozenset(),  # checked by toolrig.builtins.tools_from_config, which names what it accepts
     "approvals": frozenset({"backend", "queue", "timeout"}),
     "runtime": frozenset({"state", "state_prefix", "audit", "audit_mode", "timeout", "per_user_limit"}),
     "scan": frozenset({"quarantine", "allow"}),
@@ -112,7 +114,7 @@ def _check_section(name: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise MCPConfigError(f"[{name}] must be a table")
     unknown = set(value) - _SECTIONS[name]
-    if unknown:
+    if unknown and name != "builtins":
         raise MCPConfigError(f"[{name}]: unknown key(s) {sorted(unknown)}; known: {sorted(_SECTIONS[name])}")
     if name == "serve" and "auth" in value:
         auth = value["auth"]
@@ -157,11 +159,14 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
 def load_gateway_config(path: str | Path | None) -> GatewayConfig:
     """Read a ``toolrig.toml`` (None: the defaults, as ``toolrig serve`` without ``--config``).
 
+    With no file the built-in tools are served with their defaults (file tools confined to the current
+    directory, calculator, current_time); a config file serves them only when it has a ``[builtins]`` table.
+
     Raises:
         MCPConfigError: the file cannot be read or parsed, or is not a valid config.
     """
     if path is None:
-        return GatewayConfig()
+        return GatewayConfig(builtins={})
     file = Path(path).expanduser().resolve()
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
