@@ -8,7 +8,8 @@ defined here, under :class:`ToolrigError`. The tree::
     ├── DefinitionError          a developer mistake found while defining a tool (fails loudly)
     │   └── LoadError            a file, module or plugin could not be loaded (toolrig.loading)
     ├── ConfigError              a runtime, policy or server is configured wrongly
-    │   └── PolicyConfigError    a policy rule that does not parse, an empty ALLOWED_TOOLS, ...
+    │   ├── PolicyConfigError    a policy rule that does not parse, an empty ALLOWED_TOOLS, ...
+    │   └── MCPConfigError       an MCP target, mcpServers entry or gateway config that cannot be used
     ├── RegistryError            registry misuse
     │   ├── ToolNotFoundError    no tool (or version) under that name
     │   ├── VersionConflictError same name and version registered twice, or a downgrade
@@ -31,7 +32,10 @@ defined here, under :class:`ToolrigError`. The tree::
     └── ToolFailure              raised *inside* a tool body: a model-visible failure
         ├── ModelRetry           the model should call again with other arguments
         ├── TransientError       infrastructure hiccup worth retrying (network, 5xx, ...)
-        │   └── RateLimitedError an upstream said "slow down"
+        │   ├── RateLimitedError an upstream said "slow down"
+        │   └── MCPUnavailableError  no connection to an MCP server: the call was never sent
+        ├── MCPCallError         an MCP server answered a tools/call with a protocol error
+        ├── MCPMaybeRanError     an MCP connection broke after the call was sent: it may have run, not re-sent
         └── GuardError           a guard (toolrig.guards) refused; .reason is a stable code
             ├── PathError        an ordinary file-system failure (not_found, exists, too_large, ...)
             │   └── PathDenied   a confinement refusal (escape, symlink_outside, hardlink, ...)
@@ -67,6 +71,10 @@ __all__ = [
     "GuardError",
     "InjectionError",
     "LoadError",
+    "MCPCallError",
+    "MCPConfigError",
+    "MCPMaybeRanError",
+    "MCPUnavailableError",
     "ModelRetry",
     "PathDenied",
     "PathError",
@@ -120,6 +128,10 @@ class ConfigError(ToolrigError, ValueError):
 
 class PolicyConfigError(ConfigError):
     """A policy is configured wrongly (bad rule syntax, empty ``ALLOWED_TOOLS``, unknown names under CI)."""
+
+
+class MCPConfigError(ConfigError):
+    """An MCP target string, an ``mcpServers`` entry or a gateway config is malformed (toolrig.mcp)."""
 
 
 class RegistryError(ToolrigError):
@@ -287,6 +299,18 @@ class TransientError(ToolFailure):
     """A passing infrastructure failure; the retry stage retries these by type."""
 
     retryable = True
+
+
+class MCPUnavailableError(TransientError):
+    """An MCP server cannot be reached now; the request was never sent, so retrying is safe (toolrig.mcp)."""
+
+
+class MCPCallError(ToolFailure):
+    """An MCP server refused a ``tools/call`` at the protocol level: unknown tool, bad params (toolrig.mcp)."""
+
+
+class MCPMaybeRanError(ToolFailure):
+    """The MCP connection dropped after the request went out: the tool may have run, so it is not re-sent."""
 
 
 class RateLimitedError(TransientError):

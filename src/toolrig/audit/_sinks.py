@@ -7,6 +7,8 @@ Accepted forms of ``audit``:
 * ``False`` (or ``"off"``): no audit;
 * a path (``str`` or :class:`~pathlib.Path`) or a ``sqlite:///path`` URL (``sqlite:////abs/path`` for an
   absolute path, as in SQLAlchemy; ``sqlite:///:memory:`` for an in-memory database);
+* a ``postgresql://user@host:port/db`` URL (``?table=NAME``; needs the ``postgres`` extra): one log shared by
+  several processes;
 * an object with ``write(records)`` (and optionally ``close()``): used as is;
 * any other callable: called with each :class:`~toolrig.audit._record.AuditRecord`.
 """
@@ -81,8 +83,12 @@ def _from_string(target: str) -> AuditSink | None:
         return None
     if "://" in text:
         scheme, _, rest = text.partition("://")
+        if scheme.lower() in ("postgresql", "postgres"):
+            from toolrig.audit._postgres import PostgresSink
+
+            return PostgresSink(text)
         if scheme.lower() != "sqlite":
-            raise ValueError(f"unsupported audit URL {target!r}: use a file path or sqlite:///path")
+            raise ValueError(f"unsupported audit URL {target!r}: use a file path, sqlite:///path or postgresql://...")
         if not rest.startswith("/") or rest == "/":
             raise ValueError(f"audit URL {target!r} has no path: use sqlite:///relative.db or sqlite:////abs.db")
         return SqliteSink(rest[1:])

@@ -19,6 +19,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli._call",
     "toolrig.cli._policy",
     "toolrig.cli._search",
+    "toolrig.cli._mcp",
+    "toolrig.cli._pins",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 

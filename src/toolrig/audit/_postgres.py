@@ -1,0 +1,159 @@
+"""The PostgreSQL audit log: :class:`PostgresSink`, for ``Runtime(audit="postgresql://...")``.
+
+One table shared by every process that writes to it (gateway replicas behind a load balancer keep one
+audit log). Rows are upserted by their id, as in SQLite: a row written before the call (strict mode) is
+completed afterwards. Each batch is one transaction; a committed row survives the writer's death.
+Needs the ``postgres`` extra (psycopg 3).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from toolrig.audit._record import AuditRecord
+from toolrig.audit._sqlite import Since, _since_epoch
+from toolrig.errors import ConfigError
+
+__all__ = ["PostgresSink"]
+
+_COLUMNS = ("id", "call_id", "time", "user_name", "agent", "session", "tool", "version", "arguments", "decision",
+            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {table} (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    call_id TEXT NOT NULL,
+    time DOUBLE PRECISION NOT NULL,
+    user_name TEXT, agent TEXT, session TEXT,
+    tool TEXT NOT NULL, version TEXT,
+    arguments JSONB, decision JSONB,
+    status TEXT NOT NULL,
+    ok BOOLEAN, kind TEXT, error TEXT,
+    duration_ms DOUBLE PRECISION, attempts INTEGER, repairs JSONB, meta JSONB
+);
+CREATE INDEX IF NOT EXISTS {table}_time ON {table} (time);
+CREATE INDEX IF NOT EXISTS {table}_tool_time ON {table} (tool, time);
+CREATE INDEX IF NOT EXISTS {table}_user_time ON {table} (user_name, time);
+"""
+_FILTERS = {"tool": "tool", "user": "user_name", "kind": "kind", "agent": "agent", "session": "session",
+            "call_id": "call_id", "status": "status"}
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _row(r: AuditRecord) -> tuple[Any, ...]:
+    arguments = r.arguments_json if r.arguments_json is not None else _json(r.arguments)
+    return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, arguments, _json(r.decision),
+            r.status, r.ok, r.kind, r.error, r.duration_ms, r.attempts,
+            _json(list(r.repairs)) if r.repairs else None, _json(dict(r.meta)) if r.meta else None)
+
+
+class PostgresSink:
+    """Writes (and queries) audit rows in a PostgreSQL table.
+
+    Args:
+        url: a ``postgresql://user:password@host:port/database`` URL (libpq syntax); ``?table=NAME`` picks the
+            table (default ``toolrig_audit``).
+    """
+
+    def __init__(self, url: str) -> None:
+        base, _, query = url.partition("?")
+        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+        self.table = params.pop("table", "toolrig_audit")
+        if not self.table.replace("_", "").isalnum():
+            raise ConfigError(f"audit table name {self.table!r}: use letters, digits and '_'")
+        rest = "&".join(f"{k}={v}" for k, v in params.items())
+        self.url = base + (f"?{rest}" if rest else "")
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        columns = ", ".join(_COLUMNS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c not in ("id", "call_id", "time"))
+        self._upsert = (f"INSERT INTO {self.table} ({columns}) VALUES ({', '.join(['%s'] * len(_COLUMNS))}) "
+                        f"ON CONFLICT (id) DO UPDATE SET {updates}")
+
+    def _connection(self) -> Any:
+        import psycopg
+
+        if self._conn is None or self._conn.closed:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            conn.execute(_SCHEMA.format(table=self.table))
+            self._conn = conn
+        return self._conn
+
+    def check(self) -> None:
+        """Connect (creating the table) now, so a wrong URL fails at start and not in the writer thread.
+
+        Raises:
+            ConfigError: the server cannot be reached or refuses, saying why (the password is not shown).
+        """
+        import psycopg
+
+        with self._lock:
+            try:
+                self._connection()
+            except psycopg.Error as exc:
+                raise ConfigError(f"cannot open the PostgreSQL audit log: {exc}") from None
+
+    def write(self, records: Sequence[AuditRecord]) -> None:
+        """Insert or complete rows in one transaction (reconnecting once if the connection broke)."""
+        if not records:
+            return
+        import psycopg
+
+        rows = [_row(r) for r in records]
+        with self._lock:
+            for attempt in (1, 2):
+                try:
+                    conn = self._connection()
+                    with conn.transaction(), conn.cursor() as cur:
+                        cur.executemany(self._upsert, rows)
+                    return
+                except psycopg.OperationalError:
+                    self._conn = None
+                    if attempt == 2:
+                        raise
+
+    def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
+              since: Since | None = None, limit: int | None = 100, agent: str | None = None,
+              session: str | None = None, call_id: str | None = None, status: str | None = None
+              ) -> list[AuditRecord]:
+        """Rows matching every given filter, newest first."""
+        values = {"tool": tool, "user": user, "kind": kind, "agent": agent, "session": session, "call_id": call_id,
+                  "status": status}
+        where = [f"{_FILTERS[k]} = %s" for k, v in values.items() if v is not None]
+        params: list[Any] = [v for v in values.values() if v is not None]
+        if since is not None:
+            where.append("time >= %s")
+            params.append(_since_epoch(since))
+        sql = (f"SELECT {', '.join(_COLUMNS)} FROM {self.table}" + (f" WHERE {' AND '.join(where)}" if where else "")
+               + " ORDER BY time DESC, seq DESC")
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(max(0, int(limit)))
+        with self._lock:
+            rows = self._connection().execute(sql, params).fetchall()
+        return [_record(row) for row in rows]
+
+    def close(self) -> None:
+        """Close the connection (reopened by the next write)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __repr__(self) -> str:
+        return f"PostgresSink(table={self.table!r})"
+
+
+def _record(row: Sequence[Any]) -> AuditRecord:
+    (rid, call_id, time, user, agent, session, tool, version, arguments, decision, status, ok, kind, error,
+     duration_ms, attempts, repairs, meta) = row
+    return AuditRecord(id=rid, call_id=call_id, time=time, user=user, agent=agent, session=session, tool=tool,
+                       version=version, arguments=arguments, decision=decision, status=status, ok=ok, kind=kind,
+                       error=error, duration_ms=duration_ms, attempts=attempts, repairs=tuple(repairs or ()),
+                       meta=meta or {})

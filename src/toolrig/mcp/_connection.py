@@ -1,0 +1,305 @@
+"""One supervised client connection to an MCP server: connect, list, call, reconnect with backoff.
+
+A background task (the supervisor) keeps the session open: it connects, lists the tools, then waits
+until the session is lost (a call saw the connection close, or a health ping failed), and connects
+again after a backoff delay. A call that finds no session waits for the next attempt (and hurries it
+along); if that fails, the call ends with :class:`MCPUnavailableError` — it was never sent. A call whose
+connection breaks after it was sent ends with :class:`MCPMaybeRanError` and is never sent again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from typing import Any, TextIO
+
+import anyio
+import anyio.abc
+import mcp_types
+
+from mcp import Client, MCPError
+from toolrig import CallContext, RetryPolicy
+from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
+from toolrig.mcp._forward import Forwarder
+from toolrig.mcp._health import ServerHealth
+from toolrig.mcp._target import Target
+from toolrig.mcp._transports import open_transport
+
+__all__ = ["DEFAULT_RECONNECT", "Connection"]
+
+log = logging.getLogger("toolrig.mcp")
+
+DEFAULT_RECONNECT = RetryPolicy(max_attempts=1_000_000, initial_delay=0.5, multiplier=2.0, max_delay=30.0,
+                                jitter=0.2)
+"""Backoff between reconnection attempts (``max_attempts`` is ignored: the supervisor keeps trying)."""
+
+_LOST_CODES = frozenset({mcp_types.CONNECTION_CLOSED})
+_MAX_PAGES = 100
+
+
+class Connection:
+    """A supervised session with one server.
+
+    Args:
+        target: where the server is.
+        name: the server's name, for health and logs.
+        connect_timeout: seconds for one connection attempt (handshake and tool listing included).
+        reconnect: backoff between attempts.
+        health_interval: seconds between health pings while idle (None: no pings).
+        on_tools: called with the new tool list after every (re)listing.
+        forwarder: where server-to-client requests go (user callbacks, else the calling client).
+    """
+
+    def __init__(self, target: Target, *, name: str, connect_timeout: float = 30.0,
+                 reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
+                 on_tools: Callable[[list[mcp_types.Tool]], Awaitable[None]] | None = None,
+                 forwarder: Forwarder | None = None, errlog: TextIO | None = None,
+                 client_info: mcp_types.Implementation | None = None, auth: Any = None) -> None:
+        self.target = target
+        self.name = name
+        self.connect_timeout = connect_timeout
+        self.reconnect = reconnect
+        self.health_interval = health_interval
+        self._on_tools = on_tools
+        self.forwarder = forwarder or Forwarder(name=name)
+        self._errlog = errlog
+        self._auth = auth
+        self._client_info = client_info or mcp_types.Implementation(name="toolrig", version=_version())
+        self.health = ServerHealth(server=name)
+        self._client: Client | None = None
+        self._ready = anyio.Event()
+        self._lost = anyio.Event()
+        self._poke = anyio.Event()
+        self._closed = False
+        self._refresh_lock = anyio.Lock()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._first = anyio.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    async def start(self, tg: anyio.abc.TaskGroup, *, wait: bool) -> None:
+        """Start the supervisor in ``tg``; with ``wait``, return after the first attempt (raising if it failed)."""
+        self._tg = tg
+        tg.start_soon(self._supervise, self._first)
+        if wait:
+            await self._first.wait()
+            if self._client is None:
+                raise MCPUnavailableError(f"cannot connect to MCP server {self.name} ({self.target.describe()}): "
+                                          f"{self.health.last_error}")
+
+    async def first_attempt(self) -> None:
+        """Wait until the first connection attempt has succeeded or failed."""
+        await self._first.wait()
+
+    def close(self) -> None:
+        """Stop reconnecting (the task group that runs the supervisor is cancelled by the owner)."""
+        self._closed = True
+        self.health = self.health.changed(state="closed")
+
+    @property
+    def connected(self) -> bool:
+        """True while a session is open."""
+        return self._client is not None
+
+    async def _supervise(self, first: anyio.Event) -> None:
+        attempt = 0
+        while not self._closed:
+            self._lost = anyio.Event()
+            try:
+                # One scope around the whole session: its deadline bounds the connection attempt and is
+                # lifted once connected (the session's task groups must nest inside it).
+                with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as scope:
+                    async with AsyncExitStack() as stack:
+                        client = await self._open(stack)
+                        scope.deadline = math.inf
+                        attempt = 0
+                        self._went_up(client)
+                        first.set()
+                        await self._serve_until_lost(client)
+                if scope.cancelled_caught:
+                    self._went_down(TimeoutError(f"no answer within {self.connect_timeout:g} s"))
+            except Exception as exc:  # any failure to connect or a broken session: report, back off, retry
+                self._went_down(exc)
+            finally:
+                self._client = None
+                self._reset_ready()
+            first.set()
+            if self._closed:
+                break
+            attempt += 1
+            delay = min(self.reconnect.max_delay, self.reconnect.delay(attempt) * (1 + self.reconnect.jitter
+                                                                                   * random.random()))
+            with anyio.move_on_after(delay):
+                await self._poke.wait()
+            self._poke = anyio.Event()
+
+    async def _open(self, stack: AsyncExitStack) -> Client:
+        transport = open_transport(self.target, errlog=self._errlog, auth=self._auth,
+                                   on_end=lambda: self.mark_lost("the server closed the connection"))
+        client = Client(transport, mode="legacy", cache=None,
+                        client_info=self._client_info, message_handler=self._on_message,
+                        **self.forwarder.client_callbacks())
+        await stack.enter_async_context(client)
+        await self._list_tools(client)
+        return client
+
+    def _went_up(self, client: Client) -> None:
+        info = client.server_info
+        self._client = client
+        self.health = self.health.changed(state="up", last_error=None, connects=self.health.connects + 1,
+                                          failures=0, server_info=f"{info.name} {info.version}" if info else None)
+        self._ready.set()
+        log.info("connected to MCP server %s (%s)", self.name, self.target.describe())
+
+    def _went_down(self, exc: BaseException) -> None:
+        reason = _describe(exc)
+        if not self._closed:
+            self.health = self.health.changed(state="down", last_error=reason, failures=self.health.failures + 1)
+            log.warning("MCP server %s is unavailable: %s", self.name, reason)
+
+    async def _serve_until_lost(self, client: Client) -> None:
+        while True:
+            if self.health_interval is None:
+                await self._lost.wait()
+                return
+            with anyio.move_on_after(self.health_interval):
+                await self._lost.wait()
+                return
+            with anyio.fail_after(self.connect_timeout):
+                await client.session.send_request(mcp_types.PingRequest(), mcp_types.EmptyResult)
+
+    def _reset_ready(self) -> None:
+        """A fresh "connected" event, unless the current one was never set (callers may be waiting on it)."""
+        if self._ready.is_set():
+            self._ready = anyio.Event()
+
+    def mark_lost(self, reason: str) -> None:
+        """Tell the supervisor the session is broken (it reconnects); new calls wait for the next session."""
+        if self._closed:
+            return
+        if self._client is not None:
+            self._client = None
+            self._reset_ready()
+        if not self._lost.is_set():
+            log.warning("lost the session with MCP server %s: %s", self.name, reason)
+            self.health = self.health.changed(state="down", last_error=reason)
+            self._lost.set()
+
+    async def session(self) -> Client:
+        """The open session, waiting (up to ``connect_timeout``) for the supervisor to open one.
+
+        Raises:
+            MCPUnavailableError: no session could be opened in time (nothing was sent).
+        """
+        client = self._client
+        if client is not None:
+            return client
+        if self._closed:
+            raise MCPUnavailableError(f"the connection to MCP server {self.name} is closed")
+        with anyio.move_on_after(self.connect_timeout):
+            while self._client is None and not self._closed:
+                self._poke.set()
+                await self._ready.wait()
+        if self._client is None:
+            raise MCPUnavailableError(f"MCP server {self.name} is unavailable: {self.health.last_error or 'timed out'}")
+        return self._client
+
+    # -- notifications -----------------------------------------------------------------------------
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            if self._tg is not None:
+                self._tg.start_soon(self.refresh)
+        elif isinstance(message, Exception):
+            log.debug("transport error from MCP server %s: %s", self.name, message)
+
+    async def refresh(self) -> None:
+        """List the tools again (after ``notifications/tools/list_changed``)."""
+        client = self._client
+        if client is None:
+            return
+        try:
+            await self._list_tools(client)
+        except (MCPError, OSError, TimeoutError) as exc:
+            log.warning("could not refresh the tools of MCP server %s: %s", self.name, _describe(exc))
+
+    async def _list_tools(self, client: Client) -> None:
+        async with self._refresh_lock:
+            tools: list[mcp_types.Tool] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            if self._on_tools is not None:
+                await self._on_tools(tools)
+
+    # -- calls -------------------------------------------------------------------------------------
+    async def call_tool(self, name: str, arguments: Mapping[str, Any], context: CallContext | None
+                        ) -> mcp_types.CallToolResult:
+        """Call ``name``; progress goes to ``context.report_progress``; the call is never sent twice.
+
+        Raises:
+            MCPUnavailableError: not connected (not sent).
+            MCPMaybeRanError: the connection broke after the request was sent.
+            MCPCallError: the server answered with a protocol error.
+        """
+        client = await self.session()
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if context is not None:
+                await context.report_progress(progress, total, message)
+
+        with self.forwarder.in_flight(context):
+            try:
+                return await client.call_tool(name, dict(arguments), progress_callback=report)
+            except MCPError as exc:
+                if exc.code in _LOST_CODES:
+                    self.mark_lost(exc.message)
+                    raise MCPMaybeRanError(
+                        f"the connection to MCP server {self.name} closed while {name} was running; it may "
+                        "have run, so it was not sent again") from exc
+                raise MCPCallError(f"MCP server {self.name} refused the call to {name}: {exc.message}") from exc
+            except RuntimeError as exc:  # the SDK's output-schema validation of structured content
+                raise MCPCallError(f"{name} returned an invalid result: {exc}") from exc
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                self.mark_lost(_describe(exc))
+                raise MCPMaybeRanError(f"the connection to MCP server {self.name} broke during {name}: "
+                                       f"{_describe(exc)}; it may have run, so it was not sent again") from exc
+
+    async def request(self, fn: Callable[[Client], Awaitable[Any]]) -> Any:
+        """Run ``fn(client)`` on the session (listing or reading resources and prompts); read-only requests.
+
+        Raises:
+            MCPUnavailableError: not connected, or the connection broke (safe to retry).
+            MCPError: the server answered with an error.
+        """
+        client = await self.session()
+        try:
+            return await fn(client)
+        except MCPError as exc:
+            if exc.code in _LOST_CODES:
+                self.mark_lost(exc.message)
+                raise MCPUnavailableError(f"MCP server {self.name} went away: {exc.message}") from exc
+            raise
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            self.mark_lost(_describe(exc))
+            raise MCPUnavailableError(f"MCP server {self.name} went away: {_describe(exc)}") from exc
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _version() -> str:
+    from toolrig import __version__
+
+    return __version__

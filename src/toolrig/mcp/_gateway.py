@@ -1,0 +1,234 @@
+"""The gateway behind ``toolrig serve``: upstream MCP servers, Python tools and built-ins, one MCP server.
+
+:class:`Gateway` assembles, from a :class:`~toolrig.mcp.GatewayConfig`:
+
+* the upstream servers (``mcpServers``), each prefixed ``<server>__<tool>``; a stdio server is started only
+  once a person approved its exact command (persisted, see :mod:`toolrig.mcp._pins`), with a minimal
+  environment;
+* the tools of Python modules and the built-in tools;
+* review of every upstream tool (poisoning scan, pins) in a :class:`~toolrig.mcp.GatewayToolset`;
+* a :class:`toolrig.Runtime` with the config's policy, approvals (asked through the MCP client when it
+  can, else queued), state (Redis for replicas) and audit (SQLite or PostgreSQL);
+* a :class:`~toolrig.mcp.ToolServer` offering all of it, with the upstream resources and prompts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from toolrig import Policy
+from toolrig.errors import MCPConfigError
+from toolrig.mcp._approvers import ClientApprover
+from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
+from toolrig.mcp._config import MCPServers, from_config
+from toolrig.mcp._core import policy_from_mapping
+from toolrig.mcp._gateway_config import GatewayConfig
+from toolrig.mcp._gateway_toolset import GatewayToolset
+from toolrig.mcp._pins import PinStore, open_pins
+from toolrig.mcp._server import ToolServer
+from toolrig.mcp._stages import served_stages
+from toolrig.mcp._target import Target, parse_target
+from toolrig.mcp._upstream import UpstreamContent
+from toolrig.toolsets import FunctionToolset, Toolset
+
+__all__ = ["Gateway", "LaunchAsker"]
+
+log = logging.getLogger("toolrig.mcp.gateway")
+
+LaunchAsker = Callable[[str, Target], bool]
+"""``(server name, target) -> approved``: asks a person whether to start a stdio server (exact command shown)."""
+
+_OWN_KEYS = ("prefix", "timeout", "disabled", "description", "trusted")
+
+
+class Gateway:
+    """Everything ``toolrig serve`` runs (see the module docstring).
+
+    Args:
+        config: the validated config.
+        pins: the pin / launch-approval store (default: :func:`~toolrig.mcp.open_pins`).
+        ask_launch: asked before an unapproved stdio server is started (None: not started, reported).
+        approval: the approval handler (default: from ``[approvals]``).
+        errlog: where stdio servers' stderr goes.
+    """
+
+    def __init__(self, config: GatewayConfig, *, pins: PinStore | None = None, ask_launch: LaunchAsker | None = None,
+                 approval: Any = None, errlog: Any = None) -> None:
+        from toolrig.runtime import Runtime
+
+        self.config = config
+        self.pins = pins or open_pins()
+        self.not_launched: dict[str, str] = {}
+        self.upstreams = self._upstreams(ask_launch, errlog)
+        scan, pins_section = config.scan, config.pins
+        mode = pins_section.get("mode", "tofu")
+        if mode not in ("tofu", "approve"):
+            raise MCPConfigError(f"[pins] mode must be 'tofu' or 'approve', got {mode!r}")
+        self.toolset = GatewayToolset(local=self._local(), upstreams=self.upstreams, pins=self.pins, pin_mode=mode,
+                                      quarantine=bool(scan.get("quarantine", True)),
+                                      allow_flagged=scan.get("allow", ()))
+        self.content = UpstreamContent(self.upstreams)
+        runtime = config.runtime
+        stage_options: dict[str, Any] = {"audit": self._audit(), "audit_mode": runtime.get("audit_mode", "batched")}
+        for key in ("timeout", "per_user_limit"):
+            if key in runtime:
+                stage_options[key] = runtime[key]
+        self.policy = self._policy()
+        self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
+                               state=self._state(), policy=self.policy,
+                               approval=approval if approval is not None else self._approval())
+        self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
+                                 resources=self.content, prompts=self.content)
+
+    # -- upstream servers ----------------------------------------------------------------------------
+    def _upstreams(self, ask: LaunchAsker | None, errlog: Any) -> MCPServers | None:
+        servers = {n: e for n, e in self.config.servers.items() if not e.get("disabled", False)}
+        admitted: dict[str, dict[str, Any]] = {}
+        for name, entry in servers.items():
+            transport = {k: v for k, v in entry.items() if k not in _OWN_KEYS}
+            target = parse_target(transport, where=f"mcpServers.{name}")
+            if target.kind == "stdio" and not self._launch_ok(name, target, ask):
+                self.not_launched[name] = target.describe()
+                log.warning("not starting MCP server %s: its command was never approved: %s", name,
+                            target.describe())
+                continue
+            admitted[name] = {**entry, **({"cwd": str(self.config.path(entry["cwd"]))} if entry.get("cwd") else {})}
+        if not admitted:
+            return None
+        mcp = self.config.mcp
+        options: dict[str, Any] = {"timeout": mcp.get("timeout", 60.0), "connect_timeout": mcp.get(
+            "connect_timeout", 30.0), "errlog": errlog, "forward": True}
+        return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), sep="__", **options)
+
+    def _launch_ok(self, name: str, target: Target, ask: LaunchAsker | None) -> bool:
+        if self.pins.launch_approved(target.argv, target.cwd, target.env):
+            return True
+        if ask is None or not ask(name, target):
+            return False
+        self.pins.approve_launch(target.argv, target.cwd, target.env, by=os.environ.get("USER"))
+        return True
+
+    # -- local tools ---------------------------------------------------------------------------------
+    def _local(self) -> list[Toolset]:
+        from toolrig.loading import load_source
+
+        out: list[Toolset] = []
+        modules = self.config.tools.get("modules", [])
+        if isinstance(modules, str) or not isinstance(modules, list):
+            raise MCPConfigError("[tools] modules must be a list of files, directories or module names")
+        for module in modules:
+            source = self.config.path(module)
+            out.append(FunctionToolset(load_source(str(source) if source.exists() else module)))
+        builtins = _builtin_tools(self.config.builtins, self.config)
+        if builtins is not None:
+            out.append(builtins)
+        return out
+
+    # -- pipeline --------------------------------------------------------------------------------------
+    def _audit(self) -> Any:
+        target = self.config.runtime.get("audit")
+        if target is None or target is False or not isinstance(target, str) or "://" in target:
+            return target
+        return str(self.config.path(target))
+
+    def _state(self) -> Any:
+        from toolrig.state import make_state
+
+        runtime = self.config.runtime
+        return make_state(runtime.get("state", "memory"), prefix=str(runtime.get("state_prefix", "toolrig")))
+
+    def _policy(self) -> Policy:
+        """The config's policy; the tools of servers marked ``trusted`` are trusted by it too."""
+        section = dict(self.config.policy or {})
+        trusted = [f"{name}__*" for name, entry in self.config.servers.items() if entry.get("trusted")]
+        if trusted:
+            section["trusted"] = [*section.get("trusted", []), *trusted]
+        if not section:
+            return Policy(tools=self.toolset)
+        policy: Policy = policy_from_mapping(section, tools=self.toolset)
+        return policy
+
+    def _approval(self) -> Any:
+        from toolrig.policy import ApprovalQueue, TerminalApprover
+
+        section = self.config.approvals
+        backend = section.get("backend", "client")
+        timeout = float(section.get("timeout", 300.0))
+        queue = ApprovalQueue(section.get("queue"), timeout=timeout, tools=self.toolset)
+        if backend == "client":
+            return ClientApprover(fallback=queue, timeout=timeout)
+        if backend == "queue":
+            return queue
+        if backend == "terminal":
+            return TerminalApprover(timeout=timeout, tools=self.toolset)
+        if backend == "deny":
+            return None
+        raise MCPConfigError(f"[approvals] backend must be client, queue, terminal or deny, got {backend!r}")
+
+    def auth(self) -> BearerAuth | None:
+        """The bearer auth of ``[serve.auth]``, if configured."""
+        section = self.config.serve.get("auth")
+        if not section:
+            return None
+        audience = str(section["audience"])
+        verifier: Any
+        if "tokens" in section:
+            verifier = StaticTokens(dict(section["tokens"]), audience=audience)
+        elif "jwt_secret_env" in section:
+            secret = os.environ.get(str(section["jwt_secret_env"]))
+            if not secret:
+                raise MCPConfigError(f"[serve.auth] jwt_secret_env: ${section['jwt_secret_env']} is not set")
+            verifier = JWTVerifier(secret, audience=audience, issuer=section.get("issuer"),
+                                   algorithms=section.get("algorithms", ["HS256"]))
+        elif "jwt_public_key_file" in section:
+            key = self.config.path(str(section["jwt_public_key_file"])).read_text()
+            verifier = JWTVerifier(key, audience=audience, issuer=section.get("issuer"),
+                                   algorithms=section.get("algorithms", ["RS256", "ES256"]))
+        else:
+            raise MCPConfigError("[serve.auth] needs tokens, jwt_secret_env or jwt_public_key_file")
+        return BearerAuth(verifier=verifier, audience=audience, issuer=section.get("issuer"),
+                          required_scopes=tuple(section.get("required_scopes", ())))
+
+    # -- serving -------------------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """What ``/healthz`` adds: upstream states and counts (no tool definitions, no secrets)."""
+        return {"tools": len(self.toolset.list()), "blocked": len(self.toolset.blocked()),
+                "upstreams": {s.name: s.health.state for s in self.toolset.servers()}}
+
+    async def serve(self, *, transport: str, host: str, port: int,
+                    on_ready: Callable[[str], Any] | None = None) -> None:
+        """Serve until cancelled."""
+        from toolrig.mcp._serve import serve_async
+
+        serve = self.config.serve
+        http: dict[str, Any] = {}
+        if transport == "http":
+            http = {"path": serve.get("path", "/mcp"), "auth": self.auth(), "stateless": bool(serve.get("stateless")),
+                    "allowed_hosts": tuple(serve.get("allowed_hosts", ())),
+                    "allowed_origins": tuple(serve.get("allowed_origins", ())),
+                    "json_response": bool(serve.get("json_response")), "health": self.health}
+        await serve_async(server=self.server, transport=transport, host=host, port=port,  # type: ignore[arg-type]
+                          on_ready=on_ready, **http)
+
+
+def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> Toolset | None:
+    """The built-in tools of ``[builtins]`` (None: none), as :func:`toolrig.builtins.tools_from_config` builds them.
+
+    ``root`` is resolved against the config file's folder (the current directory without a file).
+
+    Raises:
+        MCPConfigError: an unknown key or option, a wrong value, a root that is not a directory.
+    """
+    if section is None:
+        return None
+    from toolrig.builtins import tools_from_config
+    from toolrig.errors import ConfigError, DefinitionError
+
+    settings = {**section, "root": str(config.path(str(section.get("root", "."))))}
+    try:
+        return FunctionToolset(tools_from_config(settings))
+    except (ConfigError, DefinitionError) as exc:
+        raise MCPConfigError(f"[builtins]: {exc}") from exc

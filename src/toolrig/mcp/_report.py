@@ -1,0 +1,74 @@
+"""What ``toolrig serve`` says when it starts: what it serves, where, and how to connect to it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from toolrig.mcp._gateway import Gateway
+
+__all__ = ["client_snippet", "inspector_command", "startup_report", "startup_text"]
+
+
+def _serve_argv(options: Sequence[str]) -> list[str]:
+    return ["uv", "run", "toolrig", "serve", "--stdio", *options]
+
+
+def client_snippet(name: str, where: str, options: Sequence[str] = ()) -> dict[str, Any]:
+    """An ``mcpServers`` entry a desktop client can paste to reach this gateway.
+
+    Args:
+        options: the ``toolrig serve`` options that rebuild this gateway (``--config FILE``, ``--tools SOURCE``).
+    """
+    if where == "stdio":
+        argv = _serve_argv(options)
+        return {"mcpServers": {name: {"command": argv[0], "args": argv[1:]}}}
+    return {"mcpServers": {name: {"type": "http", "url": where}}}
+
+
+def inspector_command(where: str, options: Sequence[str] = ()) -> str:
+    """The MCP Inspector command line that lists the gateway's tools."""
+    if where == "stdio":
+        return shlex.join(["npx", "@modelcontextprotocol/inspector", "--cli", *_serve_argv(options), "--method",
+                           "tools/list"])
+    return shlex.join(["npx", "@modelcontextprotocol/inspector", "--cli", where, "--transport", "http",
+                       "--method", "tools/list"])
+
+
+def startup_report(gateway: Gateway, where: str, options: Sequence[str] = ()) -> dict[str, Any]:
+    """The facts of :func:`startup_text` as JSON (what ``--json`` prints)."""
+    toolset = gateway.toolset
+    local = toolset.local_tools()
+    return {
+        "event": "ready", "name": gateway.config.name, "where": where,
+        "tools": len(toolset.list()), "local_tools": len(local),
+        "upstreams": [s.health.to_dict() for s in toolset.servers()],
+        "blocked": [b.to_dict() for b in toolset.blocked()],
+        "not_launched": [{"server": n, "command": c} for n, c in gateway.not_launched.items()],
+        "client_config": client_snippet(gateway.config.name, where, options),
+        "inspector": inspector_command(where, options),
+    }
+
+
+def startup_text(report: dict[str, Any]) -> str:
+    """The human form of :func:`startup_report`."""
+    where = report["where"]
+    transport = "stdio" if where == "stdio" else f"streamable HTTP at {where}"
+    lines = [f"toolrig serve: {report['name']!r} offers {report['tools']} tools "
+             f"({report['local_tools']} local, {report['tools'] - report['local_tools']} from "
+             f"{len(report['upstreams'])} upstream servers) over {transport}"]
+    for up in report["upstreams"]:
+        state = up["state"] + (f" ({up['last_error']})" if up.get("last_error") else "")
+        lines.append(f"  upstream {up['server']}: {state}, {up['tools']} tools")
+    for blocked in report["blocked"]:
+        lines.append(f"  {blocked['kind']}: {blocked['tool']}: {'; '.join(blocked['reasons'])}")
+    for skipped in report["not_launched"]:
+        lines.append(f"  not started (its command was never approved): {skipped['server']}: {skipped['command']}"
+                     "  -> approve it with `toolrig mcp approve-launch --config FILE`")
+    lines.append("Connect a desktop client (claude_desktop_config.json, .cursor/mcp.json, ...) with:")
+    lines.append("  " + json.dumps(report["client_config"]))
+    lines.append("Inspect it with:")
+    lines.append("  " + report["inspector"])
+    return "\n".join(lines)

@@ -1,0 +1,292 @@
+"""The poisoning scan: every metadata string of a tool definition, checked before a model ever sees it.
+
+A tool definition is the server's text read by the model as if it were the user's; a hostile server puts
+instructions there. :func:`scan_tool` walks the whole definition — name, title, description, annotations,
+every key and string value of the input and output schemas (property names, descriptions, enum values,
+defaults, examples) — and reports, each with where it was found:
+
+* ``invisible``: zero-width, bidirectional-override, tag or other format / private-use characters;
+* ``hidden-markup``: HTML comments, instruction-like tags (``<important>``, ``<system>``), elements hidden by
+  style, markdown comments;
+* ``padding``: long runs of whitespace or blank lines that push text out of view;
+* ``instruction``: text aimed at the model rather than describing the tool (ignore previous instructions,
+  do not tell the user, before using this tool, system notes, in several languages);
+* ``secret``: references to credentials and secret files (``~/.ssh``, ``.env``, private keys, ``/etc/shadow``,
+  the output of ``env``), or to passwords and tokens together with a request to send or include them;
+* ``tool-reference``: directions to call other tools (a tool-like name after *call / use / run / send to*
+  that is not the server's own tool), references to other servers, claims to replace other tools;
+* ``exfiltration``: URLs with data placeholders or at collection services, e-mail recipients, ``curl | sh``;
+* ``encoded``: long base64 / hex blobs that may carry a hidden payload;
+* ``oversized``: a description or schema too large or too deeply nested to review (a denial of service);
+* ``name``: a name that breaks the MCP rule, with homoglyphs or hidden characters.
+
+Flagged tools are quarantined by the gateway; ``toolrig scan`` runs the scan alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolrig.mcp._names import name_problem
+
+__all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_tool"]
+
+MAX_SCHEMA_DEPTH = 32
+MAX_STRING = 8_000
+MAX_DEFINITION = 200_000
+
+_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u00ad\u034f\u180e")
+
+
+def _invisible(text: str) -> str | None:
+    for char in text:
+        code = ord(char)
+        category = unicodedata.category(char)
+        if char in "\n\r\t":
+            continue
+        if (category in ("Cf", "Co", "Cs", "Cc") or char in _INVISIBLE_EXTRA or 0xE0000 <= code <= 0xE007F
+                or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF):
+            return f"invisible character U+{code:04X} ({unicodedata.name(char, 'unnamed')})"
+    return None
+
+
+def _rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.DOTALL)
+
+
+_HIDDEN_MARKUP = _rx(
+    r"<!--", r"-->", r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin|prompt|assistant|context|note|"
+    r"rules?|override|sys)\b[^>]*>",
+    r"<[a-z][^>]*\bstyle\s*=\s*['\"][^'\"]*(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
+    r"opacity\s*:\s*0|color\s*:\s*(white|#fff))", r"<[a-z][^>]*\s(hidden|aria-hidden)\b",
+    r"^\s*\[(//|comment)\]\s*:\s*[#<]", r"\[\s*\]\(\s*\S+\s*['\"][^)]*\)")
+
+_INSTRUCTION = _rx(
+    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|other|system|any)\b.{0,20}"
+    r"\b(instructions?|prompts?|rules|directions|guidelines|messages?)\b",
+    r"\b(do not|don'?t|never|without)\b.{0,25}\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|"
+    r"show|showing|notify|notifying|alert|alerting)\b.{0,20}\b(the )?(user|human|operator|anyone)\b",
+    r"\bbefore (using|calling|invoking|running|executing) (this|the|any)\b",
+    r"\b(before|instead of|rather than) (any|all|every) other tools?\b", r"\balways (call|use|run|invoke) this tool\b",
+    r"\b(system|admin|developer|important|security|assistant)\s+(note|message|instruction|prompt|override|notice)s?\b",
+    r"^\s*(system|assistant|important|note to (the )?(ai|assistant|model))\s*:",
+    r"\b(the|you,? the) (ai|assistant|model|llm)\b.{0,20}\b(must|should|needs? to|has to|will)\b",
+    r"\byou (must|should|need to|have to|are required to)\b.{0,20}\b(first|always|also|secretly|silently)?\s*"
+    r"(call|run|read|send|include|pass|append|forward|upload|post|attach|execute|invoke|copy|paste)\b",
+    r"\b(or|otherwise) the (conversion|result|tool|call|operation) (will|may) (be wrong|fail)\b",
+    r"\bnew instructions?\b", r"\bjailbreak\b", r"\bdeveloper mode\b",
+    # German, French, Spanish, Italian, Portuguese: "important", "do not mention", "ignore the instructions"
+    r"\b(wichtig|achtung)\s*:", r"\berw[aä]hne (das|dies|es) nicht\b", r"\bsag(e)? (dem|es dem) (nutzer|benutzer)\b",
+    r"\b(ignoriere|vergiss)\b.{0,30}\b(anweisungen|instruktionen)\b",
+    r"\bne (le )?(dis|dites|mentionne[zr]?) (pas|rien)\b", r"\bignore[zr]? les instructions\b",
+    r"\b(no (le )?(digas|menciones|informes))\b", r"\bignora (las|le|todas las) (instrucciones|istruzioni)\b",
+    r"\bnão (conte|mencione|diga)\b")
+
+_SECRET_STRONG = _rx(
+    r"~/\.(ssh|aws|gnupg|netrc|docker|kube|config/gcloud|git-credentials|npmrc|pypirc)",
+    r"\bid_(rsa|dsa|ecdsa|ed25519)\b",
+    r"(^|[\s'\"`(/])\.env\b", r"\.netrc\b", r"/etc/(shadow|passwd|sudoers)\b", r"\bprivate[ _-]?keys?\b",
+    r"\b(aws_secret_access_key|aws_access_key_id|api[_-]?secret)\b", r"\bkey ?files?\b", r"\bkeychain\b",
+    r"(output|result|contents?) of `?(env|printenv|set)`?\b", r"`(env|printenv)`", r"\bhome directory listing\b",
+    r"\b(browser|saved) (cookies|passwords)\b", r"\bwallet (seed|phrase)\b|\bseed phrase\b|\bmnemonic\b")
+_SECRET_WEAK = _rx(r"\b(passwords?|passphrases?|api[ _-]?keys?|access[ _-]?tokens?|secrets?|credentials?|"
+                   r"session cookies?|bearer tokens?|environment variables)\b")
+_DIRECTIVE = _rx(r"\b(send|include|pass|append|forward|upload|post|attach|copy|paste|put|insert|add|provide|"
+                 r"read|collect|extract|leak|exfiltrate|transmit|email|e-mail)\b")
+
+_TOOL_CALL = re.compile(
+    r"\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|send (?:it|them|this|that) to|"
+    r"pass (?:it|them) to|instead of)\s+(?:the\s+)?[`'\"]?"
+    r"((?-i:[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*))[`'\"]?(\s+tool\b)?", re.IGNORECASE)
+_OTHER_SERVER = _rx(r"\bfrom (the|another|other) [\w-]+ (server|mcp server|tool ?set)\b",
+                    r"\b(other|another|all) (mcp )?servers?'?s? tools\b", r"\bshadow(s|ing)? (the )?[\w-]+ tool\b")
+_NAMED_TOOL = re.compile(r"\b(?:the\s+)?([A-Za-z][A-Za-z0-9_-]{2,})\s+tool\b", re.IGNORECASE)
+
+_EXFIL = _rx(
+    r"https?://[^\s'\"<>]*[?&][\w-]+=\s*(\{|\$|<|%7b)", r"https?://[^\s'\"<>]*\{[^}]*\}",
+    r"\b(webhook\.site|ngrok(-free)?\.(io|app)|requestbin|pipedream|burpcollaborator|interact\.sh|oast\.|"
+    r"pastebin\.com|hookbin|beeceptor|canarytokens)\b", r"\b[\w.-]+\.(invalid|onion)\b",
+    r"\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^\n]{0,80}\|\s*(ba|z|k)?sh\b", r"\|\s*(ba|z)?sh\b",
+    r"\b(nc|netcat|ncat)\s+-[a-z]*e\b", r"\bbase64\s+(-d|--decode)\b")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b")
+_URL = re.compile(r"https?://[^\s'\"<>)]+", re.IGNORECASE)
+_SEND = _rx(r"\b(send|sends|sent|forward|upload|post|posts|email|e-mail|mail|report|transmit|submit|notify|cc|bcc|"
+            r"recipient|copy to)\b")
+_ENCODED = re.compile(r"[A-Za-z0-9+/]{80,}={0,2}|\b[0-9a-fA-F]{96,}\b")
+_PADDING = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]{40,}|(?:\r?\n[ \t]*){6,}")
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """What the scan found in one tool definition (``flagged`` when ``reasons`` is not empty)."""
+
+    tool: str
+    reasons: tuple[str, ...] = ()
+    categories: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def flagged(self) -> bool:
+        """True when anything was found."""
+        return bool(self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of ``toolrig scan --json``: ``tool``, ``flagged``, ``reasons``."""
+        return {"tool": self.tool, "flagged": self.flagged, "reasons": list(self.reasons),
+                "categories": sorted(self.categories)}
+
+
+def _strings(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, str, int]]:
+    """Every string of a JSON value (keys too), with its location and nesting depth."""
+    if isinstance(value, str):
+        yield where, value, depth
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield f"{where}.{key}", str(key), depth + 1
+            yield from _strings(item, f"{where}.{key}", depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}[{i}]", depth + 1)
+
+
+def _depth(value: Any, limit: int) -> int:
+    stack = [(value, 0)]
+    deepest = 0
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, Mapping):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def _quote(match: re.Match[str]) -> str:
+    text = " ".join(match.group(0).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _folded(text: str) -> str:
+    """``text`` without invisible characters and with compatibility forms folded (ig\u200bnore -> ignore)."""
+    kept = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Mn") or c in "\n\t")
+    return unicodedata.normalize("NFKC", kept)
+
+
+class _Checker:
+    def __init__(self, own_tools: Iterable[str]) -> None:
+        self.own = {n.lower() for n in own_tools}
+        self.found: list[tuple[str, str]] = []
+
+    def add(self, category: str, where: str, what: str) -> None:
+        self.found.append((category, f"{where}: {what}"))
+
+    def text(self, where: str, raw: str) -> None:
+        if len(raw) > MAX_STRING:
+            self.add("oversized", where, f"{len(raw):,} characters of metadata (over {MAX_STRING:,})")
+        if (hidden := _invisible(raw)) is not None:
+            self.add("invisible", where, hidden)
+        if _padded(raw):
+            self.add("padding", where, "a long run of whitespace or blank lines hides the text after it")
+        text = _folded(raw)
+        for category, pattern in (("hidden-markup", _HIDDEN_MARKUP), ("instruction", _INSTRUCTION),
+                                  ("secret", _SECRET_STRONG), ("exfiltration", _EXFIL)):
+            if (m := pattern.search(text)) is not None:
+                self.add(category, where, f"{_label(category)} ({_quote(m)!r})")
+        if (m := _SECRET_WEAK.search(text)) is not None and _DIRECTIVE.search(text) and _asks(text, m):
+            self.add("secret", where, f"asks to pass on a secret ({_quote(m)!r})")
+        self._references(where, text)
+        if (m := _ENCODED.search(text)) is not None:
+            self.add("encoded", where, f"a {len(m.group(0))}-character encoded blob may hide a payload")
+
+    def _references(self, where: str, text: str) -> None:
+        for m in _TOOL_CALL.finditer(text):
+            raw = m.group(1).rstrip(".")
+            name = raw.lower()
+            tool_like = "_" in raw or bool(re.search(r"[a-z][A-Z]", raw)) or m.group(2) is not None
+            if tool_like and name not in self.own and not _is_file_or_parameter(name):
+                self.add("tool-reference", where, f"directs the model to another tool ({_quote(m)!r})")
+                break
+        for m in _NAMED_TOOL.finditer(text):
+            name = m.group(1).lower()
+            if name not in self.own and name not in _GENERIC_NOUNS and ("_" in name or "-" in name):
+                self.add("tool-reference", where, f"names another tool ({_quote(m)!r})")
+                break
+        if (other := _OTHER_SERVER.search(text)) is not None:
+            self.add("tool-reference", where, f"refers to another server's tools ({_quote(other)!r})")
+        if _SEND.search(text):
+            for pattern, what in ((_EMAIL, "an e-mail recipient"), (_URL, "a URL")):
+                if (target := pattern.search(text)) is not None:
+                    self.add("exfiltration", where, f"sends data to {what} ({_quote(target)!r})")
+                    break
+
+
+_GENERIC_NOUNS = frozenset({"this", "the", "that", "any", "other", "a", "an", "each", "every", "which", "same",
+                            "mcp", "shell", "search", "email", "browser"})
+
+
+def _is_file_or_parameter(name: str) -> bool:
+    return bool(re.search(r"\.(md|txt|json|ya?ml|toml|py|js|ts|csv|env|cfg|ini|log)$", name))
+
+
+def _asks(text: str, secret: re.Match[str]) -> bool:
+    """True when a send/include verb sits in the same sentence as the secret word."""
+    start = max(text.rfind(".", 0, secret.start()), text.rfind("\n", 0, secret.start())) + 1
+    end_candidates = [i for i in (text.find(".", secret.end()), text.find("\n", secret.end())) if i != -1]
+    sentence = text[start: min(end_candidates) if end_candidates else len(text)]
+    return bool(_DIRECTIVE.search(sentence)) and bool(re.search(
+        r"\b(the user'?s?|their|your|all|any|my|our|this machine'?s?|from the)\b", sentence, re.IGNORECASE))
+
+
+def _padded(text: str) -> bool:
+    """Text that continues after a run of whitespace or blank lines meant to push it out of view."""
+    m = _PADDING.search(text)
+    return m is not None and bool(text[m.end():].strip()) and bool(text[: m.start()].strip())
+
+
+def _label(category: str) -> str:
+    return {"hidden-markup": "hidden markup", "instruction": "instructions aimed at the model",
+            "secret": "refers to secrets", "exfiltration": "an exfiltration channel"}[category]
+
+
+def scan_definition(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP tool definition (``name``, ``title``, ``description``, ``inputSchema``, ...).
+
+    Args:
+        definition: the tool as the server sent it (camelCase keys).
+        own_tools: names of the same server's tools (referring to them is normal).
+    """
+    name = str(definition.get("name", "?"))
+    checker = _Checker([*own_tools, name])
+    if (problem := name_problem(name)) is not None:
+        checker.add("name", "name", problem)
+    size = len(json.dumps(definition, default=str))
+    if size > MAX_DEFINITION:
+        checker.add("oversized", name, f"the definition has {size:,} characters (over {MAX_DEFINITION:,})")
+    for key in ("inputSchema", "outputSchema"):
+        schema = definition.get(key)
+        if schema is not None and _depth(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
+            checker.add("oversized", key, f"nested deeper than {MAX_SCHEMA_DEPTH} levels")
+    for where, text, _level in _strings({k: v for k, v in definition.items() if k != "_meta"}, "tool"):
+        checker.text(where.removeprefix("tool."), text)
+    reasons = list(dict.fromkeys(r for _, r in checker.found))
+    return ScanReport(tool=name, reasons=tuple(reasons), categories=frozenset(c for c, _ in checker.found))
+
+
+def scan_tool(tool: Any, *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan a tool: an :class:`~toolrig.mcp.MCPTool` (its MCP definition) or any toolrig tool (its spec)."""
+    definition = getattr(tool, "definition", None)
+    if not isinstance(definition, Mapping):
+        spec = tool.spec
+        definition = {"name": spec.name, "description": spec.description, "inputSchema": dict(spec.input_schema),
+                      **({"outputSchema": dict(spec.output_schema)} if spec.output_schema else {}),
+                      "annotations": spec.annotations.to_mcp() if spec.annotations else {}}
+    report = scan_definition(definition, own_tools=own_tools)
+    local = getattr(tool, "name", report.tool)
+    return ScanReport(tool=local, reasons=report.reasons, categories=report.categories)
