@@ -16,6 +16,7 @@ from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._results import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, ToolResult, to_result
 from toolrig._schematool import SchemaTool, schema_tool
 from toolrig._spec import (
+    NAME_PATTERN,
     Isolation,
     Permission,
     RetryPolicy,
@@ -23,6 +24,7 @@ from toolrig._spec import (
     ToolSpec,
     ToolStatus,
     Trust,
+    check_name,
 )
 from toolrig._status import ToolState, ToolStats
 from toolrig._tool_class import Tool, as_tool
@@ -78,6 +80,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "NAME_PATTERN",
     "ArgumentsError",
     "AudioPart",
     "BaseTool",
@@ -126,6 +129,7 @@ __all__ = [
     "VersionConflictError",
     "__version__",
     "as_tool",
+    "check_name",
     "current_context",
     "schema_tool",
     "to_result",

@@ -214,9 +214,8 @@ async def test_toolrig_scan_reports_the_poisoned_tool(tmp_path: Path) -> None:
 
 
 async def test_structured_content_of_an_sdk_server_passes_through(tmp_path: Path) -> None:
-    from mcp_helpers import HERE
-
     from mcp import Client
+    from mcp_helpers import HERE
 
     servers = {"sdk": {"command": PYTHON, "args": [str(HERE / "sdk_mcpserver.py")], "prefix": False}}
     async with gateway(tmp_path, servers) as (url, _), Client(url, mode="legacy") as client:

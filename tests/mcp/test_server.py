@@ -14,9 +14,9 @@ import httpx2
 import jwt
 import mcp_types
 import pytest
+from mcp import Client
 from mcp_helpers import FIXTURE, PYTHON
 
-from mcp import Client
 from toolrig import CallContext, ErrorKind, Injected, Runtime, ToolCall, tool
 from toolrig.audit import AuditLog
 from toolrig.mcp import BearerAuth, JWTVerifier, MCPToolset, StaticTokens, http_app, serve_async

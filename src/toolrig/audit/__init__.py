@@ -11,6 +11,7 @@ The pipeline stage is :class:`toolrig.runtime.stages._audit.AuditStage`.
 from __future__ import annotations
 
 from toolrig.audit._log import AuditLog
+from toolrig.audit._postgres import PostgresSink
 from toolrig.audit._record import COMPLETED, STARTED, AuditRecord
 from toolrig.audit._sinks import (
     AUDIT_ENV,
@@ -34,6 +35,7 @@ __all__ = [
     "AuditTarget",
     "AuditWriter",
     "CallableSink",
+    "PostgresSink",
     "Since",
     "SqliteSink",
     "configured_audit_path",

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 import anyio
 import anyio.abc
 import mcp_types
-
 from mcp import Client, MCPError
+
 from toolrig import CallContext, RetryPolicy
 from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
 from toolrig.mcp._forward import Forwarder

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import mcp_types
-
 from mcp import MCPError, UriTemplate
 
 __all__ = ["PromptSource", "Prompts", "ResourceContents", "ResourceSource", "Resources"]

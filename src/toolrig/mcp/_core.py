@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig._spec import NAME_PATTERN, check_name
-from toolrig.providers._mcp import WRAP_MARKER
+from toolrig import NAME_PATTERN, check_name
+from toolrig.providers import WRAP_MARKER
 
 
 def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Any:
-    """``toolrig.policy._config.policy_from_mapping`` (imported on first use: the policy package is large)."""
-    from toolrig.policy._config import policy_from_mapping as build
+    """``toolrig.policy.policy_from_mapping`` (imported on first use: the policy package is large)."""
+    from toolrig.policy import policy_from_mapping as build
 
     return build(data, tools=tools)
 

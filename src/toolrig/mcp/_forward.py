@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import mcp_types
+from mcp import MCPError
 from mcp.client import ClientRequestContext
 
-from mcp import MCPError
 from toolrig import CallContext
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._peer import peer_of

@@ -18,10 +18,10 @@ from typing import Any
 
 import anyio
 import mcp_types
+from mcp import MCPError
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.session import ServerSession
 
-from mcp import MCPError
 from toolrig import CallContext, ToolCall, ToolOutcome
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._peer import LOG_LEVELS, PEER_KEY, ClientPeer

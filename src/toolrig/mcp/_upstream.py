@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import mcp_types
-
 from mcp import Client, MCPError, UriTemplate
+
 from toolrig.errors import MCPUnavailableError
 from toolrig.mcp._config import MCPServers
 from toolrig.mcp._content import ResourceContents

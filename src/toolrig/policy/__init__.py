@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from toolrig.policy._allowed import ALLOWED_TOOLS_ENV
+from toolrig.policy._config import load_policy, policy_from_mapping
 from toolrig.policy._explain import Explanation
 from toolrig.policy._layers import Layer
 from toolrig.policy._lint import LintFinding
@@ -44,6 +45,8 @@ __all__ = [
     "binding_hash",
     "effective_permission",
     "exact_rule",
+    "load_policy",
     "parse_rule",
+    "policy_from_mapping",
     "visible",
 ]

@@ -18,7 +18,7 @@ from toolrig.providers._anthropic import from_anthropic, to_anthropic, to_anthro
 from toolrig.providers._check import PROVIDERS, CheckReport, check, check_all
 from toolrig.providers._gemini import from_gemini, to_gemini, to_gemini_content, to_gemini_result, to_gemini_tool
 from toolrig.providers._gemini_schema import to_gemini_schema
-from toolrig.providers._mcp import to_mcp
+from toolrig.providers._mcp import WRAP_MARKER, to_mcp
 from toolrig.providers._openai import from_openai, to_openai, to_openai_result, to_openai_results
 from toolrig.providers._plain import GENERATED_ID_PREFIX
 from toolrig.providers._strict import to_strict_schema
@@ -27,6 +27,7 @@ from toolrig.providers._tools import ToolsLike, collect_specs
 __all__ = [
     "GENERATED_ID_PREFIX",
     "PROVIDERS",
+    "WRAP_MARKER",
     "CheckReport",
     "ToolsLike",
     "Transformed",
