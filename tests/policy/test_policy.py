@@ -191,6 +191,9 @@ def test_allowed_tools_environment(monkeypatch: pytest.MonkeyPatch, registry: Re
     monkeypatch.setenv("CI", "true")
     with pytest.raises(PolicyConfigError, match="nope_tool"):
         policy.check_tools(registry)
+    assert policy.check_tools(registry, strict=False) == ["nope_tool"]  # tools not known yet: warn only
+    assert policy.offers("read_file") and policy.offers("delete_file") and not policy.offers("shell")
+    assert Policy(allowed_tools=None).offers("anything")
 
 
 def test_a_crashing_rule_denies_with_a_reason(registry: Registry) -> None:

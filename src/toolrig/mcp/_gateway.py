@@ -77,8 +77,14 @@ class Gateway:
             if key in runtime:
                 stage_options[key] = runtime[key]
         self.policy = self._policy()
+        if self.policy.allowed_tools is not None:  # tools outside ALLOWED_TOOLS are never listed
+            self.toolset.offered = self.policy.offers
+        # Upstream tools are unknown until their servers are connected: ALLOWED_TOOLS is checked then
+        # (and after each change), and only warned about, since upstream servers come and go.
+        self.toolset.on_open(self._check_allowed)
+        self.toolset.on_change(self._check_allowed)
         self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
-                               state=self._state(), policy=self.policy,
+                               state=self._state(), policy=self.policy.as_stage(),
                                approval=approval if approval is not None else self._approval())
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
@@ -150,6 +156,10 @@ class Gateway:
             return Policy(tools=self.toolset)
         policy: Policy = policy_from_mapping(section, tools=self.toolset)
         return policy
+
+    def _check_allowed(self, toolset: GatewayToolset) -> None:
+        """Warn about ``ALLOWED_TOOLS`` entries that match none of the tools offered now."""
+        self.policy.check_tools(toolset, strict=False)
 
     def _approval(self) -> Any:
         from toolrig.policy import ApprovalQueue, TerminalApprover

@@ -63,20 +63,24 @@ class GatewayToolset(Toolset):
         pin_mode: ``"tofu"`` pins a tool the first time it is seen; ``"approve"`` holds it for approval.
         quarantine: hide tools the scan flags (False: offer them and only log the findings).
         allow_flagged: local names offered although flagged (after a person reviewed them).
+        offered: a tool whose name this returns False for is neither listed nor found (the policy's
+            ``ALLOWED_TOOLS`` leaves it out: every call would be denied, so a model never sees it).
     """
 
     def __init__(self, *, local: Sequence[Toolset] = (), upstreams: MCPServers | None = None,
                  pins: PinStore, pin_mode: PinMode = "tofu", quarantine: bool = True,
-                 allow_flagged: Iterable[str] = ()) -> None:
+                 allow_flagged: Iterable[str] = (), offered: Callable[[str], bool] | None = None) -> None:
         self.local = tuple(local)
         self.upstreams = upstreams
         self.pins = pins
         self.pin_mode: PinMode = pin_mode
         self.quarantine = quarantine
         self.allow_flagged = frozenset(allow_flagged)
+        self.offered = offered
         self._admitted: dict[str, dict[str, MCPTool]] = {}
         self._blocked: dict[str, dict[str, Blocked]] = {}
         self._listeners: list[Callable[[GatewayToolset], Awaitable[None] | None]] = []
+        self._opened: list[Callable[[GatewayToolset], None]] = []
         self._stack: AsyncExitStack | None = None
 
     @property
@@ -95,9 +99,12 @@ class GatewayToolset(Toolset):
         own = self.local_tools()
         taken = {t.name for t in own}
         upstream = [t for tools in self._admitted.values() for t in tools.values() if t.name not in taken]
-        return [*own, *upstream]
+        every = [*own, *upstream]
+        return every if self.offered is None else [t for t in every if self.offered(t.name)]
 
     def get(self, name: str) -> BaseTool | None:
+        if self.offered is not None and not self.offered(name):
+            return None
         for ts in self.local:
             found = ts.get(name)
             if found is not None:
@@ -115,6 +122,10 @@ class GatewayToolset(Toolset):
         """Call ``listener(self)`` whenever the offered tools change."""
         self._listeners.append(listener)
 
+    def on_open(self, listener: Callable[[GatewayToolset], None]) -> None:
+        """Call ``listener(self)`` once the upstream servers are connected and their tools reviewed."""
+        self._opened.append(listener)
+
     # -- lifecycle -------------------------------------------------------------------------------------
     async def __aenter__(self) -> Self:
         async with AsyncExitStack() as stack:
@@ -126,6 +137,11 @@ class GatewayToolset(Toolset):
                     server.on_change(self._changed)
                     self.review(server)
             self._stack = stack.pop_all()
+        for listener in list(self._opened):
+            try:
+                listener(self)
+            except Exception:  # a report must not stop the gateway from serving
+                log.exception("gateway open listener failed")
         return self
 
     async def __aexit__(self, *exc_info: object) -> bool | None:

@@ -201,12 +201,23 @@ class Policy:
             return tuple(self._remembered)
 
     # -- tools, lint, runtime -----------------------------------------------------------------------
-    def check_tools(self, toolset: Any) -> list[str]:
-        """Check ``ALLOWED_TOOLS`` against ``toolset``: unknown names raise under CI, else are warned about."""
+    def offers(self, name: str, toolset: Any = None) -> bool:
+        """False when ``ALLOWED_TOOLS`` leaves ``name`` out: every call would be denied, so do not list it."""
+        if self.allowed_tools is None:
+            return True
+        toolsets = self.toolset_resolver(toolset)
+        return any(r.matches_name(name, toolsets) for r in self.allowed_tools)
+
+    def check_tools(self, toolset: Any, *, strict: bool | None = None) -> list[str]:
+        """Check ``ALLOWED_TOOLS`` against ``toolset``; returns the entries that match no tool.
+
+        Unknown entries raise when ``strict`` (default: under CI, see :func:`in_ci`), else are warned about.
+        """
         if self.allowed_tools is None:
             return []
         known = [t.spec.name for t in toolset.list()]
-        return check_allowed_names(self.allowed_tools, known, self.toolset_resolver(toolset), ci=in_ci())
+        return check_allowed_names(self.allowed_tools, known, self.toolset_resolver(toolset),
+                                   ci=in_ci() if strict is None else strict)
 
     def lint(self, tools: Any = None) -> list[LintFinding]:
         """Rules that can never match (unknown tools, toolsets, arguments) or are shadowed by another rule."""
