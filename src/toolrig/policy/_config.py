@@ -34,8 +34,8 @@ def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy
     unknown = set(data) - _KEYS
     if unknown:
         raise PolicyConfigError(f"unknown policy config keys: {', '.join(sorted(unknown))}")
-    for key in ("allow", "ask", "deny", "trusted", "layers"):
-        if not isinstance(data.get(key, []), list):
+    for key in ("allow", "ask", "deny", "trusted", "layers", "allowed_tools"):
+        if not isinstance(data.get(key, []), list | None if key == "allowed_tools" else list):
             raise PolicyConfigError(f"policy config {key!r} must be a list")
     return Policy(str(data.get("preset", "default")), allow=data.get("allow", ()), ask=data.get("ask", ()),
                   deny=data.get("deny", ()), layers=data.get("layers", ()), owners=data.get("owners"),
