@@ -144,7 +144,7 @@ class Policy:
         if owner is not None:
             return owner
         best: Explanation | None = None
-        for layer in (*self.layers, *self.remembered()):
+        for layer in (*self.layers, *self._remembered_for(context)):
             if not layer.applies(context):
                 continue
             for kind, verdict in _VERDICTS:
@@ -200,15 +200,20 @@ class Policy:
                  context: CallContext | None = None) -> Rule:
         """Allow this exact call again: same tool, version and arguments, for the same user and agent.
 
-        The rule is no wider than the approval it records; it is kept by this policy object only.
+        The rule is no wider than the approval it records: a call without a user (or agent) is
+        remembered for calls without one, never for everyone. It is kept by this policy object only.
         """
         ctx = context or EMPTY_CONTEXT
         rule = exact_rule(name, version, arguments)
-        layer = Layer(name=f"remembered:{ctx.user or '*'}:{ctx.agent or '*'}", user=ctx.user, agent=ctx.agent,
+        layer = Layer(name=f"remembered:{ctx.user or '-'}:{ctx.agent or '-'}", user=ctx.user, agent=ctx.agent,
                       allow=(rule,), kind_override="remembered")
         with self._lock:
             self._remembered.append(layer)
         return rule
+
+    def _remembered_for(self, context: CallContext) -> tuple[Layer, ...]:
+        """Remembered layers of exactly this user and agent (a layer's None selector means "none", not "any")."""
+        return tuple(la for la in self.remembered() if (la.user, la.agent) == (context.user, context.agent))
 
     def remembered(self) -> tuple[Layer, ...]:
         """Layers created by :meth:`remember`, oldest first."""
