@@ -235,3 +235,18 @@ def test_toolset_rules_and_their_older_group_spelling_mean_the_same() -> None:
     role = Policy(allowed_tools=None, layers=[{"role": "ops", "allow": ["shell"]}]).layers[1]
     group = Policy(allowed_tools=None, layers=[{"group": "ops", "allow": ["shell"]}]).layers[1]
     assert role.kind == group.kind == "role" and role.role == group.role == "ops"
+
+
+def test_a_remembered_call_without_user_or_agent_is_not_remembered_for_everyone(registry: Registry) -> None:
+    """Regression: an approval remembered for an anonymous call (or one without an agent) became a layer
+    whose unset selectors matched every user (or agent): wider than what was approved."""
+    policy = Policy(tools=registry, allowed_tools=None)
+    policy.remember("shell", "1.0.0", {"command": "ls"}, CallContext())
+    assert decide(policy, "shell", CallContext(), command="ls") == "allow"
+    assert decide(policy, "shell", CallContext(user="bob"), command="ls") == "ask"
+    assert decide(policy, "shell", CallContext(agent="coder"), command="ls") == "ask"
+    policy.remember("shell", "1.0.0", {"command": "pwd"}, CallContext(user="alice"))
+    assert decide(policy, "shell", CallContext(user="alice"), command="pwd") == "allow"
+    assert decide(policy, "shell", CallContext(user="alice", agent="coder"), command="pwd") == "ask"
+    assert decide(policy, "shell", CallContext(user="alice", roles=frozenset({"ops"})), command="pwd") == "allow"
+    assert [la.name for la in policy.remembered()] == ["remembered:-:-", "remembered:alice:-"]

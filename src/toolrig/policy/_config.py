@@ -3,7 +3,7 @@
 Keys: ``preset``, ``allow``, ``ask``, ``deny``, ``layers`` (list of ``{name?, agent?, role?, user?,
 allow?, ask?, deny?}``; ``group`` for ``role``), ``owners``, ``toolsets`` (or ``groups``), ``trusted``,
 ``allowed_tools`` (absent: the
-``ALLOWED_TOOLS`` environment variable) and ``tools`` (a tool SOURCE for the CLI).
+``ALLOWED_TOOLS`` environment variable) and ``tools`` (where the tools are, read by :func:`load_policy`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy
     unknown = set(data) - _KEYS
     if unknown:
         raise PolicyConfigError(f"unknown policy config keys: {', '.join(sorted(unknown))}")
-    for key in ("allow", "ask", "deny", "trusted", "layers"):
-        if not isinstance(data.get(key, []), list):
+    for key in ("allow", "ask", "deny", "trusted", "layers", "allowed_tools"):
+        if not isinstance(data.get(key, []), list | None if key == "allowed_tools" else list):
             raise PolicyConfigError(f"policy config {key!r} must be a list")
     return Policy(str(data.get("preset", "default")), allow=data.get("allow", ()), ask=data.get("ask", ()),
                   deny=data.get("deny", ()), layers=data.get("layers", ()), owners=data.get("owners"),
@@ -46,11 +46,33 @@ def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy
 def load_policy(path: str | Path, *, tools: Any = None) -> Policy:
     """Read a YAML (or JSON) policy file.
 
+    Without ``tools``, the file's ``tools`` key (a file, directory or module name; a path is relative to
+    the policy file) says where the tools are, for :meth:`Policy.explain` and :meth:`Policy.lint`.
+
     Raises:
-        PolicyConfigError: the file cannot be read or parsed, or its content is not a valid policy.
+        PolicyConfigError: the file cannot be read or parsed, its content is not a valid policy, or its
+            tools cannot be loaded.
     """
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise PolicyConfigError(f"cannot read policy config {path}: {exc}") from exc
-    return policy_from_mapping(data or {}, tools=tools)
+    data = data or {}
+    if tools is None and isinstance(data, Mapping) and data.get("tools") is not None:
+        tools = _load_tools(data["tools"], Path(path).parent)
+    return policy_from_mapping(data, tools=tools)
+
+
+def _load_tools(source: Any, base: Path) -> list[Any]:
+    from toolrig.loading import LoadError, load_source
+
+    if not isinstance(source, str) or not source:
+        raise PolicyConfigError(f"policy config 'tools' must be a file, directory or module name, got {source!r:.80}")
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() else base / path
+    try:
+        return load_source(path if path.exists() else source)
+    except LoadError as exc:
+        raise PolicyConfigError(f"policy config 'tools': {exc}") from exc
+    except Exception as exc:  # the user's module may raise anything at import time
+        raise PolicyConfigError(f"policy config 'tools': cannot load {source}: {type(exc).__name__}: {exc}") from exc

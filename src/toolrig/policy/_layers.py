@@ -6,23 +6,18 @@ for ``role`` (the same: a group of users).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolrig._context import CallContext
-from toolrig.policy._rules import PolicyConfigError, Rule, parse_rule
+from toolrig.policy._rules import PolicyConfigError, Rule
+from toolrig.policy._shapes import rule_list
 
 __all__ = ["KIND_ORDER", "Layer"]
 
 KIND_ORDER = ("global", "agent", "role", "user", "remembered")
 """Layers are consulted in this order; later, more specific layers refine earlier ones."""
-
-
-def _rules(values: Iterable[str | Rule]) -> tuple[Rule, ...]:
-    if isinstance(values, str | Rule):
-        values = [values]
-    return tuple(parse_rule(v) for v in values)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,7 +39,7 @@ class Layer:
 
     def __post_init__(self) -> None:
         for attr in ("allow", "ask", "deny"):
-            object.__setattr__(self, attr, _rules(getattr(self, attr)))
+            object.__setattr__(self, attr, rule_list(getattr(self, attr), f"layer {self.name!r}: {attr}"))
 
     def rules(self, verdict: str) -> tuple[Rule, ...]:
         """The parsed rules of one list: ``"allow"``, ``"ask"`` or ``"deny"``."""
@@ -66,6 +61,8 @@ class Layer:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], index: int = 0) -> Layer:
         """A layer from config: ``{name?, agent?, role? (or group?), user?, allow?, ask?, deny?}``."""
+        if not isinstance(data, Mapping):
+            raise PolicyConfigError(f"layer {index}: must be a mapping, got {type(data).__name__}")
         if "group" in data:  # the same selector under its other name
             if "role" in data:
                 raise PolicyConfigError("a layer names both 'role' and 'group' (the same thing): keep one")
@@ -74,7 +71,9 @@ class Layer:
         if unknown:
             raise PolicyConfigError(f"layer {index}: unknown keys {sorted(unknown)}")
         selectors = {k: data.get(k) for k in ("agent", "role", "user")}
+        for key, value in (*selectors.items(), ("name", data.get("name"))):
+            if value is not None and not isinstance(value, str):
+                raise PolicyConfigError(f"layer {index}: {key} must be a string, got {type(value).__name__}")
         name = data.get("name") or next((f"{k}:{v}" for k, v in reversed(selectors.items()) if v), f"layer{index}")
-        return cls(name=str(name), **{k: (str(v) if v is not None else None) for k, v in selectors.items()},
-                   allow=tuple(data.get("allow", ())), ask=tuple(data.get("ask", ())),
-                   deny=tuple(data.get("deny", ())))
+        return cls(name=name, **selectors, allow=data.get("allow", ()), ask=data.get("ask", ()),
+                   deny=data.get("deny", ()))

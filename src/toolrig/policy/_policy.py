@@ -15,6 +15,7 @@ from toolrig.policy._explain import Explanation
 from toolrig.policy._layers import KIND_ORDER, Layer
 from toolrig.policy._presets import PRESETS, effective_permission
 from toolrig.policy._rules import PolicyConfigError, Rule, ToolsetResolver, exact_rule, parse_rule
+from toolrig.policy._shapes import name_lists, rule_list
 from toolrig.runtime import Verdict
 
 if TYPE_CHECKING:
@@ -29,6 +30,14 @@ ENV: Any = object()
 """Default of ``Policy(allowed_tools=...)``: read the ``ALLOWED_TOOLS`` environment variable."""
 
 _VERDICTS = (("deny", Verdict.DENY), ("ask", Verdict.ASK), ("allow", Verdict.ALLOW))
+
+
+def _allowlist(values: Any) -> tuple[Rule, ...]:
+    rules = rule_list(values, "allowed_tools")
+    if not rules:
+        raise PolicyConfigError("allowed_tools is empty: that would allow no tool at all; pass None for no "
+                                "allowlist, or deny=['*'] to refuse every tool")
+    return rules
 
 
 def _as_toolset(tools: Any) -> Any:
@@ -57,37 +66,43 @@ class Policy:
         toolsets: toolset name -> tool names or globs, for ``toolset:NAME`` (else the registry's named toolsets).
         groups: the same as ``toolsets`` (its older name); give one or the other.
         trusted: rules naming external tools whose declared permission and annotations are believed.
-        allowed_tools: an allowlist of rules; default :data:`ENV` reads ``ALLOWED_TOOLS``; None: no allowlist.
+        allowed_tools: an allowlist of rules; default :data:`ENV` reads ``ALLOWED_TOOLS``; None: no allowlist;
+            an empty list is an error (it would allow nothing).
         tools: a Registry or Toolset used by :meth:`explain` and :meth:`lint` to look tools up.
 
+    Wherever a list of rules or names is expected, a single string is one entry (never one per character).
+
     Raises:
-        PolicyConfigError: unknown preset, a rule that does not parse, or ``ALLOWED_TOOLS`` set but empty.
+        PolicyConfigError: unknown preset, a rule that does not parse, a setting of the wrong shape, or an
+            empty allowlist (``ALLOWED_TOOLS`` set but empty, or ``allowed_tools=[]``).
     """
 
-    def __init__(self, preset: str = "default", *, allow: Iterable[str | Rule] = (),
-                 ask: Iterable[str | Rule] = (), deny: Iterable[str | Rule] = (),
+    def __init__(self, preset: str = "default", *, allow: str | Iterable[str | Rule] = (),
+                 ask: str | Iterable[str | Rule] = (), deny: str | Iterable[str | Rule] = (),
                  layers: Iterable[Layer | Mapping[str, Any]] = (),
                  owners: Mapping[str, str | Iterable[str]] | None = None,
-                 toolsets: Mapping[str, Iterable[str]] | None = None, trusted: Iterable[str | Rule] = (),
-                 allowed_tools: Iterable[str | Rule] | None = ENV, tools: Any = None,
-                 groups: Mapping[str, Iterable[str]] | None = None) -> None:
+                 toolsets: Mapping[str, str | Iterable[str]] | None = None,
+                 trusted: str | Iterable[str | Rule] = (), allowed_tools: str | Iterable[str | Rule] | None = ENV,
+                 tools: Any = None, groups: Mapping[str, str | Iterable[str]] | None = None) -> None:
         if preset not in PRESETS:
             raise PolicyConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         self.preset = preset
-        given = [Layer(name="global", allow=tuple(allow), ask=tuple(ask), deny=tuple(deny))]
+        given = [Layer(name="global", allow=rule_list(allow, "allow"), ask=rule_list(ask, "ask"),
+                       deny=rule_list(deny, "deny"))]
+        if isinstance(layers, str | Mapping | Layer):
+            raise PolicyConfigError("layers must be a list of layers (Layer objects or mappings)")
         for i, layer in enumerate(layers):
             given.append(layer if isinstance(layer, Layer) else Layer.from_mapping(layer, i))
         self.layers: tuple[Layer, ...] = tuple(sorted(given, key=lambda la: KIND_ORDER.index(la.kind)))
         self.owners: tuple[tuple[Rule, frozenset[str]], ...] = tuple(
-            (parse_rule(k), frozenset([v] if isinstance(v, str) else v)) for k, v in (owners or {}).items())
+            (parse_rule(k), frozenset(v)) for k, v in name_lists(owners, "owners").items())
         if toolsets is not None and groups is not None:
             raise PolicyConfigError("give toolsets= or groups= (the same thing), not both")
-        named = toolsets if toolsets is not None else groups
-        self.toolsets = {name: tuple(members) for name, members in (named or {}).items()}
-        self.trusted = tuple(parse_rule(r) for r in trusted)
+        self.toolsets = (name_lists(toolsets, "toolsets") if toolsets is not None else name_lists(groups, "groups"))
+        self.trusted = rule_list(trusted, "trusted")
         self.allowed_tools: tuple[Rule, ...] | None = (
-            read_allowed_tools() if allowed_tools is ENV
-            else None if allowed_tools is None else tuple(parse_rule(r) for r in allowed_tools))
+            read_allowed_tools() if allowed_tools is ENV else None if allowed_tools is None
+            else _allowlist(allowed_tools))
         self.tools = _as_toolset(tools)
         self._remembered: list[Layer] = []
         self._lock = threading.Lock()
@@ -129,7 +144,7 @@ class Policy:
         if owner is not None:
             return owner
         best: Explanation | None = None
-        for layer in (*self.layers, *self.remembered()):
+        for layer in (*self.layers, *self._remembered_for(context)):
             if not layer.applies(context):
                 continue
             for kind, verdict in _VERDICTS:
@@ -185,15 +200,20 @@ class Policy:
                  context: CallContext | None = None) -> Rule:
         """Allow this exact call again: same tool, version and arguments, for the same user and agent.
 
-        The rule is no wider than the approval it records; it is kept by this policy object only.
+        The rule is no wider than the approval it records: a call without a user (or agent) is
+        remembered for calls without one, never for everyone. It is kept by this policy object only.
         """
         ctx = context or EMPTY_CONTEXT
         rule = exact_rule(name, version, arguments)
-        layer = Layer(name=f"remembered:{ctx.user or '*'}:{ctx.agent or '*'}", user=ctx.user, agent=ctx.agent,
+        layer = Layer(name=f"remembered:{ctx.user or '-'}:{ctx.agent or '-'}", user=ctx.user, agent=ctx.agent,
                       allow=(rule,), kind_override="remembered")
         with self._lock:
             self._remembered.append(layer)
         return rule
+
+    def _remembered_for(self, context: CallContext) -> tuple[Layer, ...]:
+        """Remembered layers of exactly this user and agent (a layer's None selector means "none", not "any")."""
+        return tuple(la for la in self.remembered() if (la.user, la.agent) == (context.user, context.agent))
 
     def remembered(self) -> tuple[Layer, ...]:
         """Layers created by :meth:`remember`, oldest first."""
