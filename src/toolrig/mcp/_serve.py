@@ -150,7 +150,7 @@ async def serve_async(tools: Any = None, *, transport: Transport = "stdio", host
             httpd.should_exit = True
 
 
-_GRACEFUL_SHUTDOWN = 5.0
+_GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the server is stopped (then they are closed)."""
 
 _HTTP_OPTIONS = frozenset({"path", "auth", "stateless", "allowed_hosts", "allowed_origins", "json_response",
