@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -159,6 +160,14 @@ async def test_without_an_adequate_sandbox_the_server_is_never_started(tmp_path:
         async with MCPToolset(probe(token), sandbox=broken, connect_timeout=20):
             pass
     assert not processes_with(token)
+
+
+def test_a_launch_shows_the_executable_a_bare_command_resolves_to() -> None:
+    found = parse_target("sh -c true").describe_launch()
+    assert f"executable: {shutil.which('sh')}" in found
+    missing = parse_target(["no-such-program-toolrig", "x"]).describe_launch()
+    assert "executable: (not found on PATH)" in missing
+    assert "executable:" not in parse_target(["/bin/sh", "-c", "true"]).describe_launch()
 
 
 def test_sandbox_options_are_checked() -> None:

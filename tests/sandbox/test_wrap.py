@@ -138,6 +138,13 @@ def test_rw_paths_and_a_configured_working_directory(box: Sandbox, tmp_path: Pat
     assert not (tmp_path / "ro" / "here.txt").exists() and (tmp_path / "rw" / "there.txt").read_text() == "yes\n"
     wrapped = wrap(box, ["sh", "-c", "echo yes > here.txt"], cwd=tmp_path / "ro", rw_paths=[tmp_path / "ro"])
     assert run(wrapped)[0] == 0 and (tmp_path / "ro" / "here.txt").read_text() == "yes\n"
+    (tmp_path / "link").symlink_to(tmp_path / "rw")  # a path given through a symlink is bound where it was given
+    wrapped = wrap(box, ["sh", "-c", f"echo via > {tmp_path / 'link' / 'via.txt'}"], rw_paths=[tmp_path / "link"])
+    assert run(wrapped)[0] == 0 and (tmp_path / "rw" / "via.txt").read_text() == "via\n"
+    link_to_root = tmp_path / "root-link"
+    link_to_root.symlink_to("/")
+    with pytest.raises(ConfigError):
+        wrap(box, ["true"], rw_paths=[link_to_root])
 
 
 def test_without_a_working_directory_it_starts_in_an_empty_one_at_the_host_path(box: Sandbox,

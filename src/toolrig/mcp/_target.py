@@ -10,7 +10,9 @@ with ``sandbox``: ``true``, ``false`` (run it with the host's full access), or a
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -98,6 +100,9 @@ class Target:
         from toolrig.policy import visible as _visible
 
         lines = [f"command: {_visible(shlex.join(self.argv))}"]
+        if self.command and "/" not in self.command:
+            found = shutil.which(self.command, path=self.env.get("PATH") or os.environ.get("PATH"))
+            lines.append(f"executable: {_visible(found) if found else '(not found on PATH)'}")
         if self.cwd:
             lines.append(f"working directory: {_visible(self.cwd)}")
         if self.env:

@@ -94,11 +94,13 @@ class WrappedCommand:
 
 
 def _host_paths(paths: Sequence[str | Path], what: str) -> list[str]:
+    """Absolute host paths (bound at the path given, a symlink's target seen there), checked."""
     out = []
     for given in paths:
-        path = os.path.realpath(os.path.expanduser(str(given)))
-        if path in _REFUSED or any(path.startswith(r + "/") for r in _REFUSED[1:]):
-            raise ConfigError(f"{what}: {given} cannot be bound into a sandbox")
+        path = os.path.abspath(os.path.expanduser(str(given)))
+        for form in (path, os.path.realpath(path)):
+            if form in _REFUSED or any(form.startswith(r + "/") for r in _REFUSED[1:]):
+                raise ConfigError(f"{what}: {given} cannot be bound into a sandbox")
         if not os.path.exists(path):
             raise ConfigError(f"{what}: {given} does not exist on the host")
         out.append(path)
@@ -138,7 +140,7 @@ def wrap_command(backend: BubblewrapBackend, argv: Sequence[str], *, limits: San
     info = backend.info
     if isinstance(info, str):
         raise SandboxUnavailable(info)
-    if isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str) and a for a in argv[:1]):
+    if isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
         raise ConfigError("argv must be a non-empty sequence of strings (no shell: pass a list)")
     extra = dict(env or {})
     configured = _host_paths([cwd], "the working directory")[0] if cwd is not None else None
