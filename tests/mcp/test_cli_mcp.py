@@ -67,6 +67,30 @@ audit = false
     assert "@modelcontextprotocol/inspector" in ready["inspector"] and url in ready["inspector"]
     assert [s["server"] for s in ready["not_launched"]] == ["unapproved"]
     assert ready["upstreams"][0]["state"] == "up"
+    assert ready["upstreams"][0]["sandboxed"] is True and ready["upstreams"][0]["network"] is False
+    assert ready["sandbox"]["available"] is True and ready["unsandboxed"] == []
+
+
+def test_approve_launch_shows_and_records_whether_each_server_is_sandboxed(tmp_path: Path) -> None:
+    config = tmp_path / "toolrig.toml"
+    config.write_text(f"""
+[mcpServers.boxed]
+command = {json.dumps(PYTHON)}
+args = [{json.dumps(str(PEER))}, "stdio"]
+sandbox = {{ network = true }}
+[mcpServers.open]
+command = {json.dumps(PYTHON)}
+args = [{json.dumps(str(PEER))}, "stdio", "--open"]
+sandbox = false
+""")
+    env = {"TOOLRIG_MCP_STATE": str(tmp_path / "mcp.db")}
+    approved = toolrig("mcp", "approve-launch", "--config", str(config), "--yes", env=env)
+    assert approved.returncode == 0, approved.stderr
+    assert "approved boxed:" in approved.stdout and "(sandboxed)" in approved.stdout
+    assert "approved open:" in approved.stdout and "(UNSANDBOXED)" in approved.stdout
+    launches = {tuple(r["argv"][1:]): r["sandbox"] for r in open_pins(tmp_path / "mcp.db").launches()}
+    assert launches[(str(PEER), "stdio")] == "network: the host's; writes: only its private /work and /tmp"
+    assert launches[(str(PEER), "stdio", "--open")] is None
 
 
 def test_pins_commands(tmp_path: Path) -> None:

@@ -23,8 +23,12 @@ from toolrig.mcp._gateway_config import config_from_mapping
 pytestmark = pytest.mark.anyio
 
 
-def peer(**env: str) -> dict[str, Any]:
-    return {"command": PYTHON, "args": [str(PEER), "stdio"], "env": env}
+def peer(*, writes: Path | None = None, **env: str) -> dict[str, Any]:
+    """The peer server over stdio; the gateway sandboxes it, and it may write only ``writes`` (its log's folder)."""
+    entry: dict[str, Any] = {"command": PYTHON, "args": [str(PEER), "stdio"], "env": env}
+    if writes is not None:
+        entry["sandbox"] = {"rw_paths": [str(writes)]}
+    return entry
 
 
 def approve_all(pins: Any, servers: dict[str, Any]) -> None:
@@ -117,7 +121,7 @@ async def test_poisoned_description_is_quarantined(tmp_path: Path) -> None:
 async def test_an_upstream_dying_mid_call_gives_a_structured_error_and_the_gateway_keeps_serving(
         tmp_path: Path) -> None:
     log = tmp_path / "peer.log"
-    async with gateway(tmp_path, {"fragile": peer(PEER_LOG=str(log)), "steady": peer()}) as (url, _), \
+    async with gateway(tmp_path, {"fragile": peer(PEER_LOG=str(log), writes=tmp_path), "steady": peer()}) as (url, _), \
             MCPToolset(url) as client:
         runtime = Runtime(client, audit=False, approval=lambda *a: True)
         died = await runtime.call(ToolCall(name="fragile__crash", arguments={}))

@@ -26,15 +26,15 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", metavar="FILE"
 
 
 def _ask_launch(yes: bool) -> Any:
-    """Asks at the terminal before a stdio server is started (the exact command shown); never without one."""
+    """Asks at the terminal before a stdio server is started (the exact command, and whether it is sandboxed,
+    shown); never without one."""
     def ask(name: str, target: Any) -> bool:
         if yes:
             return True
         if not sys.stdin.isatty():
             return False
-        env = f" (with environment variables {', '.join(sorted(target.env))})" if target.env else ""
-        return typer.confirm(f"Start MCP server {name!r} with this command{env}?\n  {target.describe()}\n",
-                             default=False, err=True)
+        shown = target.describe_launch().replace("\n", "\n  ")
+        return typer.confirm(f"Start MCP server {name!r}?\n  {shown}\n", default=False, err=True)
 
     return ask
 
@@ -191,23 +191,24 @@ def approve_launch_command(
     yes: Annotated[bool, typer.Option("--yes", help="Approve without asking (scripts).")] = False,
 ) -> None:
     """Approve the exact commands of a config's stdio servers, so ``toolrig serve`` may start them."""
-    from toolrig.mcp import MCPConfigError, load_gateway_config, open_pins, parse_target
+    from toolrig.mcp import LaunchSandbox, MCPConfigError, launch_targets, load_gateway_config, open_pins
 
     try:
         settings = load_gateway_config(config)
+        targets = launch_targets(settings)
     except MCPConfigError as exc:
         fail(str(exc))
     pins = open_pins()
-    for name, entry in settings.servers.items():
+    for name, target in targets.items():
         if server not in (None, name):
             continue
-        target = parse_target({k: v for k, v in entry.items() if k not in ("prefix", "timeout", "disabled",
-                                                                           "description", "trusted")})
-        if target.kind != "stdio" or pins.launch_approved(target.argv, target.cwd, target.env):
+        box = target.sandbox if isinstance(target.sandbox, LaunchSandbox) else None
+        if pins.launch_approved(target.argv, target.cwd, target.env, sandbox=box):
             continue
-        if yes or typer.confirm(f"Start {name!r} with: {target.describe()} ?", default=False):
-            pins.approve_launch(target.argv, target.cwd, target.env, by="toolrig mcp approve-launch")
-            typer.echo(f"approved {name}: {target.describe()}")
+        shown = target.describe_launch().replace("\n", "\n  ")
+        if yes or typer.confirm(f"Start {name!r}?\n  {shown}\n", default=False):
+            pins.approve_launch(target.argv, target.cwd, target.env, by="toolrig mcp approve-launch", sandbox=box)
+            typer.echo(f"approved {name}: {target.describe()} ({'sandboxed' if box else 'UNSANDBOXED'})")
 
 
 def register(app: typer.Typer) -> None:

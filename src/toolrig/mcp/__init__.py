@@ -7,6 +7,8 @@ Client side:
   stdio; ``http(s)://.../sse``: SSE; other ``http(s)://``: streamable HTTP; ``ws(s)://``: WebSocket).
 * :func:`from_config` — the common ``{"mcpServers": {...}}`` format as one combined toolset, each server's
   tools prefixed with its name.
+* A launched (stdio) server runs in the OS sandbox when asked (``MCPToolset(..., sandbox=True)``, an entry's
+  ``"sandbox"``, :class:`LaunchSandbox`); the gateway sandboxes every one unless its entry says ``false``.
 
 Built on the official ``mcp`` SDK (protocol, sessions, transports); nothing here parses JSON-RPC itself.
 Server side:
@@ -33,7 +35,7 @@ from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandl
 from toolrig.mcp._config import MCPServers, from_config, read_servers
 from toolrig.mcp._health import HealthState, ServerHealth
 from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
-from toolrig.mcp._target import Target, parse_target
+from toolrig.mcp._target import LaunchSandbox, Target, parse_target
 from toolrig.mcp._tool import MCPTool
 from toolrig.mcp._toolset import ChangeListener, MCPToolset
 
@@ -42,8 +44,9 @@ if TYPE_CHECKING:
     from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
     from toolrig.mcp._content import Prompts, PromptSource, Resources, ResourceSource
     from toolrig.mcp._events import MemoryEventStore
-    from toolrig.mcp._gateway import Gateway, LaunchAsker
+    from toolrig.mcp._gateway import Gateway
     from toolrig.mcp._gateway_config import GatewayConfig, config_from_mapping, load_gateway_config
+    from toolrig.mcp._gateway_launch import LaunchAsker, LaunchPlan, launch_targets
     from toolrig.mcp._gateway_toolset import Blocked, GatewayToolset, PinMode
     from toolrig.mcp._pins import STATE_ENV, Pin, PinStatus, PinStore, canonical_definition, definition_hash, open_pins
     from toolrig.mcp._report import startup_report, startup_text
@@ -63,7 +66,8 @@ _LAZY = {
     "GatewayConfig": "toolrig.mcp._gateway_config",
     "GatewayToolset": "toolrig.mcp._gateway_toolset",
     "JWTVerifier": "toolrig.mcp._auth",
-    "LaunchAsker": "toolrig.mcp._gateway",
+    "LaunchAsker": "toolrig.mcp._gateway_launch",
+    "LaunchPlan": "toolrig.mcp._gateway_launch",
     "MemoryEventStore": "toolrig.mcp._events",
     "Pin": "toolrig.mcp._pins",
     "PinMode": "toolrig.mcp._gateway_toolset",
@@ -83,6 +87,7 @@ _LAZY = {
     "config_from_mapping": "toolrig.mcp._gateway_config",
     "definition_hash": "toolrig.mcp._pins",
     "http_app": "toolrig.mcp._serve",
+    "launch_targets": "toolrig.mcp._gateway_launch",
     "load_gateway_config": "toolrig.mcp._gateway_config",
     "open_pins": "toolrig.mcp._pins",
     "scan_definition": "toolrig.mcp._scan",
@@ -126,6 +131,8 @@ __all__ = [
     "HealthState",
     "JWTVerifier",
     "LaunchAsker",
+    "LaunchPlan",
+    "LaunchSandbox",
     "LogHandler",
     "MCPCallError",
     "MCPConfigError",
@@ -157,6 +164,7 @@ __all__ = [
     "definition_hash",
     "from_config",
     "http_app",
+    "launch_targets",
     "load_gateway_config",
     "open_pins",
     "parse_target",

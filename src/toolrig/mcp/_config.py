@@ -11,8 +11,9 @@
 Each server's tools are prefixed with its name (``files_read_file``, ``time_get_current_time``), so two
 servers may both offer ``read_file``; a tool name that starts with *another* server's prefix is refused.
 Per-server keys besides the transport ones: ``prefix`` (another prefix; ``false``: the server's own names),
-``timeout`` (seconds per call), ``trusted`` (believe the server's annotations), ``disabled``. JSON files and
-TOML files (an ``[mcpServers.NAME]`` table each) are read.
+``timeout`` (seconds per call), ``trusted`` (believe the server's annotations), ``disabled``, and for a
+server it launches ``sandbox`` (``true``, ``false`` or ``{"network": ..., "ro_paths": [...], "rw_paths": [...]}``).
+JSON files and TOML files (an ``[mcpServers.NAME]`` table each) are read.
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, 
         sep: the separator after a prefix.
         **options: passed to every :class:`MCPToolset` (``timeout``, ``sampling``, ``connect_timeout``, ...);
             ``fail_on_start`` defaults to False here, so one server that is down does not stop the others.
+            ``sandbox`` (True or a :class:`toolrig.sandbox.Sandbox`) is the default of the servers it launches:
+            each is sandboxed unless its entry says ``"sandbox": false``.
 
     Raises:
         MCPConfigError: a malformed config (checked for every server before any is started).
@@ -134,6 +137,7 @@ def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, 
     prefixes = {n: _prefix_of(n, e, prefix) for n, e in enabled.items()}
     known = [p for p in prefixes.values() if p]
     options.setdefault("fail_on_start", False)
+    default_sandbox = options.pop("sandbox", None)
     built: dict[str, MCPToolset] = {}
     for name, entry in enabled.items():
         transport = {k: v for k, v in entry.items() if k not in _OWN_KEYS}
@@ -142,6 +146,8 @@ def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, 
         if "timeout" in entry:
             own["timeout"] = entry["timeout"]
         own["trusted"] = bool(entry.get("trusted", False))
+        if default_sandbox not in (None, False) and target.kind == "stdio" and target.sandbox is not False:
+            own["sandbox"] = default_sandbox
         built[name] = MCPToolset(target, prefix=prefixes[name], name=name, sep=sep,
                                  other_prefixes=[p for p in known if p != prefixes[name]], **own)
     skipped = sorted(set(servers) - set(enabled))

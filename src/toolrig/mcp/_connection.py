@@ -51,13 +51,15 @@ class Connection:
         health_interval: seconds between health pings while idle (None: no pings).
         on_tools: called with the new tool list after every (re)listing.
         forwarder: where server-to-client requests go (user callbacks, else the calling client).
+        sandbox: the :class:`toolrig.sandbox.Sandbox` a stdio server is started in (None: started as it is).
     """
 
     def __init__(self, target: Target, *, name: str, connect_timeout: float = 30.0,
                  reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  on_tools: Callable[[list[mcp_types.Tool]], Awaitable[None]] | None = None,
                  forwarder: Forwarder | None = None, errlog: TextIO | None = None,
-                 client_info: mcp_types.Implementation | None = None, auth: Any = None) -> None:
+                 client_info: mcp_types.Implementation | None = None, auth: Any = None,
+                 sandbox: Any = None) -> None:
         self.target = target
         self.name = name
         self.connect_timeout = connect_timeout
@@ -67,6 +69,7 @@ class Connection:
         self.forwarder = forwarder or Forwarder(name=name)
         self._errlog = errlog
         self._auth = auth
+        self._sandbox = sandbox
         self._client_info = client_info or mcp_types.Implementation(name="toolrig", version=_version())
         self.health = ServerHealth(server=name)
         self._client: Client | None = None
@@ -136,8 +139,8 @@ class Connection:
             self._poke = anyio.Event()
 
     async def _open(self, stack: AsyncExitStack) -> Client:
-        transport = open_transport(self.target, errlog=self._errlog, auth=self._auth,
-                                   on_end=lambda: self.mark_lost("the server closed the connection"))
+        transport = open_transport(self.target, errlog=self._errlog, auth=self._auth, sandbox=self._sandbox,
+                                   name=self.name, on_end=lambda: self.mark_lost("the server closed the connection"))
         client = Client(transport, mode="legacy", cache=None,
                         client_info=self._client_info, message_handler=self._on_message,
                         **self.forwarder.client_callbacks())

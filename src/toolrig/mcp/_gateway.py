@@ -3,8 +3,9 @@
 :class:`Gateway` assembles, from a :class:`~toolrig.mcp.GatewayConfig`:
 
 * the upstream servers (``mcpServers``), each prefixed ``<server>__<tool>``; a stdio server is started only
-  once a person approved its exact command (persisted, see :mod:`toolrig.mcp._pins`), with a minimal
-  environment;
+  once a person approved its exact command (persisted, see :mod:`toolrig.mcp._pins`), in the OS sandbox
+  with a minimal environment — never unsandboxed unless its entry says ``sandbox = false``
+  (see :mod:`toolrig.mcp._gateway_launch`);
 * the tools of Python modules and the built-in tools;
 * review of every upstream tool (poisoning scan, pins) in a :class:`~toolrig.mcp.GatewayToolset`;
 * a :class:`toolrig.Runtime` with the config's policy, approvals (asked through the MCP client when it
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolrig import Policy
 from toolrig.errors import MCPConfigError
@@ -26,22 +27,21 @@ from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
 from toolrig.mcp._config import MCPServers, from_config
 from toolrig.mcp._core import policy_from_mapping
 from toolrig.mcp._gateway_config import GatewayConfig
+from toolrig.mcp._gateway_launch import LaunchAsker, LaunchPlan, SandboxState, launch_targets, plan_launch
 from toolrig.mcp._gateway_toolset import GatewayToolset
 from toolrig.mcp._pins import PinStore, open_pins
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
-from toolrig.mcp._target import Target, parse_target
 from toolrig.mcp._upstream import UpstreamContent
 from toolrig.toolsets import FunctionToolset, Toolset
+
+if TYPE_CHECKING:
+    from toolrig.sandbox import Sandbox
 
 __all__ = ["Gateway", "LaunchAsker"]
 
 log = logging.getLogger("toolrig.mcp.gateway")
 
-LaunchAsker = Callable[[str, Target], bool]
-"""``(server name, target) -> approved``: asks a person whether to start a stdio server (exact command shown)."""
-
-_OWN_KEYS = ("prefix", "timeout", "disabled", "description", "trusted")
 
 
 class Gateway:
@@ -53,14 +53,23 @@ class Gateway:
         ask_launch: asked before an unapproved stdio server is started (None: not started, reported).
         approval: the approval handler (default: from ``[approvals]``).
         errlog: where stdio servers' stderr goes.
+        sandbox: the sandbox stdio servers run in (default: bubblewrap with room for Node, self-tested before
+            the first launch).
+
+    Attributes:
+        launches: what was decided for each stdio server (started or not, sandboxed or not, why).
+        not_launched: ``server -> command`` of the stdio servers not started.
+        sandbox: the sandbox's state (``available`` None when no server needed it).
     """
 
     def __init__(self, config: GatewayConfig, *, pins: PinStore | None = None, ask_launch: LaunchAsker | None = None,
-                 approval: Any = None, errlog: Any = None) -> None:
+                 approval: Any = None, errlog: Any = None, sandbox: Sandbox | None = None) -> None:
         from toolrig.runtime import Runtime
 
         self.config = config
         self.pins = pins or open_pins()
+        self.sandbox = SandboxState(sandbox)
+        self.launches: dict[str, LaunchPlan] = {}
         self.not_launched: dict[str, str] = {}
         self.upstreams = self._upstreams(ask_launch, errlog)
         scan, pins_section = config.scan, config.pins
@@ -92,30 +101,36 @@ class Gateway:
     # -- upstream servers ----------------------------------------------------------------------------
     def _upstreams(self, ask: LaunchAsker | None, errlog: Any) -> MCPServers | None:
         servers = {n: e for n, e in self.config.servers.items() if not e.get("disabled", False)}
+        stdio = launch_targets(self.config)
         admitted: dict[str, dict[str, Any]] = {}
         for name, entry in servers.items():
-            transport = {k: v for k, v in entry.items() if k not in _OWN_KEYS}
-            target = parse_target(transport, where=f"mcpServers.{name}")
-            if target.kind == "stdio" and not self._launch_ok(name, target, ask):
-                self.not_launched[name] = target.describe()
-                log.warning("not starting MCP server %s: its command was never approved: %s", name,
-                            target.describe())
-                continue
-            admitted[name] = {**entry, **({"cwd": str(self.config.path(entry["cwd"]))} if entry.get("cwd") else {})}
+            if name in stdio:
+                plan = plan_launch(name, stdio[name], sandbox=self.sandbox, pins=self.pins, ask=ask,
+                                   by=os.environ.get("USER"))
+                self.launches[name] = plan
+                if not plan.start:
+                    self.not_launched[name] = plan.target.describe()
+                    continue
+            admitted[name] = self._resolved(entry)
         if not admitted:
             return None
         mcp = self.config.mcp
         options: dict[str, Any] = {"timeout": mcp.get("timeout", 60.0), "connect_timeout": mcp.get(
             "connect_timeout", 30.0), "errlog": errlog, "forward": True}
+        if any(plan.start and plan.sandboxed for plan in self.launches.values()):
+            options["sandbox"] = self.sandbox.sandbox
         return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), sep="__", **options)
 
-    def _launch_ok(self, name: str, target: Target, ask: LaunchAsker | None) -> bool:
-        if self.pins.launch_approved(target.argv, target.cwd, target.env):
-            return True
-        if ask is None or not ask(name, target):
-            return False
-        self.pins.approve_launch(target.argv, target.cwd, target.env, by=os.environ.get("USER"))
-        return True
+    def _resolved(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """``entry`` with its paths (``cwd``, the sandbox's ``ro_paths`` / ``rw_paths``) relative to the config file."""
+        out = dict(entry)
+        if entry.get("cwd"):
+            out["cwd"] = str(self.config.path(entry["cwd"]))
+        box = entry.get("sandbox")
+        if isinstance(box, Mapping):
+            out["sandbox"] = {**box, **{key: [str(self.config.path(p)) for p in box[key]]
+                                        for key in ("ro_paths", "rw_paths") if isinstance(box.get(key), list)}}
+        return out
 
     # -- local tools ---------------------------------------------------------------------------------
     def _local(self) -> list[Toolset]:

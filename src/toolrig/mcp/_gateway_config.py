@@ -16,6 +16,7 @@
     [mcpServers.files]             # upstream servers, inline (the mcpServers format) ...
     command = "npx"
     args = ["-y", "@modelcontextprotocol/server-filesystem", "/data"]
+    sandbox = { network = true, rw_paths = ["/data"] }   # always sandboxed; false: with your full access
 
     [mcp]
     servers_file = "servers.json"  # ... and/or from a file (JSON or TOML, relative to this file)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from toolrig.mcp._target import LaunchSandbox
+
 __all__ = ["STATE_ENV", "Pin", "PinStatus", "PinStore", "canonical_definition", "definition_hash", "open_pins"]
 
 STATE_ENV = "TOOLRIG_MCP_STATE"
@@ -217,20 +219,32 @@ class PinStore:
                                             tofile=f"{server}/{tool} (now offered)"))
 
     # -- launch approvals ----------------------------------------------------------------------------
-    def launch_key(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str]) -> str:
-        """What a launch approval binds to: the exact argv, the cwd and a digest of the environment."""
+    def launch_key(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], *,
+                   sandbox: LaunchSandbox | None = None) -> str:
+        """What a launch approval binds to: the exact argv, the cwd, a digest of the environment, and the
+        sandbox it runs in (None: none)."""
         digest = hashlib.sha256(json.dumps(sorted(env.items())).encode()).hexdigest()
-        return hashlib.sha256(json.dumps([list(argv), cwd, digest]).encode()).hexdigest()
+        parts: list[Any] = [list(argv), cwd, digest]
+        if sandbox is not None:
+            parts.append({"sandbox": {"network": sandbox.network, "ro_paths": list(sandbox.ro_paths),
+                                      "rw_paths": list(sandbox.rw_paths)}})
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
-    def launch_approved(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str]) -> bool:
-        """True when a person approved this exact command."""
-        return self._b.get("launch", self.launch_key(argv, cwd, env)) is not None
+    def launch_approved(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], *,
+                        sandbox: LaunchSandbox | None = None) -> bool:
+        """True when a person approved this exact command in this sandbox, or with no sandbox at all (which
+        covers every sandbox: a sandboxed server can do less)."""
+        keys = [self.launch_key(argv, cwd, env, sandbox=sandbox)]
+        if sandbox is not None:
+            keys.append(self.launch_key(argv, cwd, env))
+        return any(self._b.get("launch", key) is not None for key in keys)
 
     def approve_launch(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], *,
-                       by: str | None = None) -> None:
-        """Record that a person approved launching this exact command."""
-        self._b.put("launch", self.launch_key(argv, cwd, env), {"argv": list(argv), "cwd": cwd,
-                                                                "env": sorted(env), "at": time.time(), "by": by})
+                       by: str | None = None, sandbox: LaunchSandbox | None = None) -> None:
+        """Record that a person approved launching this exact command (in this sandbox; None: unsandboxed)."""
+        record: dict[str, Any] = {"argv": list(argv), "cwd": cwd, "env": sorted(env), "at": time.time(), "by": by,
+                                  "sandbox": None if sandbox is None else sandbox.describe()}
+        self._b.put("launch", self.launch_key(argv, cwd, env, sandbox=sandbox), record)
 
     def launches(self) -> list[dict[str, Any]]:
         """Every approved command."""

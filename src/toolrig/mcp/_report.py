@@ -44,12 +44,24 @@ def startup_report(gateway: Gateway, where: str, options: Sequence[str] = ()) ->
     return {
         "event": "ready", "name": gateway.config.name, "where": where,
         "tools": len(toolset.list()), "local_tools": len(local),
-        "upstreams": [s.health.to_dict() for s in toolset.servers()],
+        "upstreams": [_upstream(gateway, s.health.to_dict()) for s in toolset.servers()],
         "blocked": [b.to_dict() for b in toolset.blocked()],
-        "not_launched": [{"server": n, "command": c} for n, c in gateway.not_launched.items()],
+        "sandbox": gateway.sandbox.to_dict(),
+        "not_launched": [{"server": n, "command": p.target.describe(), "reason": p.reason}
+                         for n, p in gateway.launches.items() if not p.start],
+        "unsandboxed": [n for n, p in gateway.launches.items() if p.start and not p.sandboxed],
         "client_config": client_snippet(gateway.config.name, where, options),
         "inspector": inspector_command(where, options),
     }
+
+
+def _upstream(gateway: Gateway, health: dict[str, Any]) -> dict[str, Any]:
+    """An upstream's health, with how a launched server runs (``sandboxed``, ``network``; absent for URLs)."""
+    plan = gateway.launches.get(str(health.get("server")))
+    if plan is None:
+        return health
+    box = plan.target.sandbox
+    return {**health, "sandboxed": plan.sandboxed, "network": box.network if box else True}
 
 
 def startup_text(report: dict[str, Any]) -> str:
@@ -59,14 +71,26 @@ def startup_text(report: dict[str, Any]) -> str:
     lines = [f"toolrig serve: {report['name']!r} offers {report['tools']} tools "
              f"({report['local_tools']} local, {report['tools'] - report['local_tools']} from "
              f"{len(report['upstreams'])} upstream servers) over {transport}"]
+    box = report.get("sandbox", {})
+    if box.get("available") is False:
+        lines.append(f"  WARNING: NO ADEQUATE SANDBOX here ({box.get('reason')}): stdio servers that must run "
+                     "sandboxed were not started")
     for up in report["upstreams"]:
         state = up["state"] + (f" ({up['last_error']})" if up.get("last_error") else "")
-        lines.append(f"  upstream {up['server']}: {state}, {up['tools']} tools")
+        how = ""
+        if "sandboxed" in up:
+            how = (f", sandboxed (network: {'the host' if up['network'] else 'none'})" if up["sandboxed"]
+                   else ", UNSANDBOXED")
+        lines.append(f"  upstream {up['server']}: {state}, {up['tools']} tools{how}")
+    for name in report.get("unsandboxed", []):
+        lines.append(f"  WARNING: upstream {name} runs UNSANDBOXED (sandbox = false in its config): it has your "
+                     "full access to this machine")
     for blocked in report["blocked"]:
         lines.append(f"  {blocked['kind']}: {blocked['tool']}: {'; '.join(blocked['reasons'])}")
     for skipped in report["not_launched"]:
-        lines.append(f"  not started (its command was never approved): {skipped['server']}: {skipped['command']}"
-                     "  -> approve it with `toolrig mcp approve-launch --config FILE`")
+        hint = ("  -> approve it with `toolrig mcp approve-launch --config FILE`"
+                if skipped["reason"] == "its command was never approved" else "")
+        lines.append(f"  not started ({skipped['reason']}): {skipped['server']}: {skipped['command']}{hint}")
     lines.append("Connect a desktop client (claude_desktop_config.json, .cursor/mcp.json, ...) with:")
     lines.append("  " + json.dumps(report["client_config"]))
     lines.append("Inspect it with:")

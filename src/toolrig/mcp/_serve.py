@@ -125,18 +125,33 @@ async def serve_async(tools: Any = None, *, transport: Transport = "stdio", host
     import uvicorn
 
     app = http_app(None, host=host, server=server, **{k: v for k, v in options.items() if k in _HTTP_OPTIONS})
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+                            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN)
     httpd = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(httpd.serve)
-        while not httpd.started:
-            if httpd.should_exit:
-                return
-            await anyio.sleep(0.02)
-        if on_ready is not None:
-            bound = httpd.servers[0].sockets[0].getsockname()[1] if httpd.servers else port
-            on_ready(f"http://{_url_host(host)}:{bound}{options.get('path', '/mcp')}")
 
+    async def run() -> None:
+        # Shielded: cancelling us asks uvicorn to stop (below) instead of tearing it down mid-flight, so its
+        # lifespan closes the toolset (and stops launched upstream servers) before we return.
+        with anyio.CancelScope(shield=True):
+            await httpd.serve()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        try:
+            while not httpd.started:
+                if httpd.should_exit:
+                    return
+                await anyio.sleep(0.02)
+            if on_ready is not None:
+                bound = httpd.servers[0].sockets[0].getsockname()[1] if httpd.servers else port
+                on_ready(f"http://{_url_host(host)}:{bound}{options.get('path', '/mcp')}")
+            await anyio.sleep_forever()
+        finally:
+            httpd.should_exit = True
+
+
+_GRACEFUL_SHUTDOWN = 5
+"""Seconds open connections get to finish when the server is stopped (then they are closed)."""
 
 _HTTP_OPTIONS = frozenset({"path", "auth", "stateless", "allowed_hosts", "allowed_origins", "json_response",
                            "health", "retry_interval"})

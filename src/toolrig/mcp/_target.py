@@ -3,12 +3,16 @@
 A command line (``npx -y pkg``, ``uvx mcp-server-time``, ``python server.py``) runs the server as a
 subprocess over stdio; ``http(s)://.../sse`` is the legacy SSE transport; any other ``http(s)://``
 URL is streamable HTTP; ``ws(s)://`` is WebSocket. A config entry (the ``mcpServers`` format) may
-name the transport explicitly with ``type`` (or ``transport``).
+name the transport explicitly with ``type`` (or ``transport``), and say how a stdio server is sandboxed
+with ``sandbox``: ``true``, ``false`` (run it with the host's full access), or a table of
+:class:`LaunchSandbox` options (``network``, ``ro_paths``, ``rw_paths``).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -16,7 +20,7 @@ from urllib.parse import urlsplit
 
 from toolrig.errors import MCPConfigError
 
-__all__ = ["Kind", "Target", "parse_target"]
+__all__ = ["Kind", "LaunchSandbox", "Target", "parse_target"]
 
 Kind = Literal["stdio", "sse", "http", "ws"]
 
@@ -25,7 +29,31 @@ _TYPE_ALIASES: dict[str, Kind] = {
     "streamablehttp": "http", "ws": "ws", "websocket": "ws",
 }
 _ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "transport", "disabled",
-                         "timeout", "prefix", "description", "trusted"})
+                         "timeout", "prefix", "description", "trusted", "sandbox"})
+_SANDBOX_KEYS = frozenset({"network", "ro_paths", "rw_paths"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchSandbox:
+    """How a launched (stdio) server is sandboxed: the ``sandbox`` table of its config entry.
+
+    Attributes:
+        network: share the host's network (default: none at all, not even the host's loopback).
+        ro_paths: more host paths it may read, besides what it needs to start.
+        rw_paths: host paths it may write (list its ``cwd`` here to make the working directory writable).
+    """
+
+    network: bool = False
+    ro_paths: tuple[str, ...] = ()
+    rw_paths: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: network, and the paths it may read and write beyond what it needs to start."""
+        parts = ["network: " + ("the host's" if self.network else "none")]
+        if self.ro_paths:
+            parts.append("also reads: " + ", ".join(self.ro_paths))
+        parts.append("writes: " + (", ".join(self.rw_paths) if self.rw_paths else "only its private /work and /tmp"))
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +68,9 @@ class Target:
         cwd: working directory of the subprocess.
         url: the endpoint (sse, http, ws).
         headers: extra HTTP headers (sse, http, ws), e.g. an ``Authorization`` for that server.
+        sandbox: how a stdio server is sandboxed: a :class:`LaunchSandbox`, ``False`` (said explicitly: not
+            sandboxed) or None (not said: the gateway sandboxes it, a plain :class:`~toolrig.mcp.MCPToolset`
+            does not unless asked).
     """
 
     kind: Kind
@@ -49,6 +80,7 @@ class Target:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    sandbox: LaunchSandbox | Literal[False] | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -60,6 +92,27 @@ class Target:
         if self.kind == "stdio":
             return shlex.join(self.argv)
         return f"{self.kind} {_without_userinfo(self.url or '')}"
+
+    def describe_launch(self) -> str:
+        """What starting this stdio server means, for a person to approve: the exact command, its working
+        directory and environment variable names (never values), and whether and how it is sandboxed; escapes,
+        bidi and invisible characters are written out (:func:`toolrig.policy.visible`)."""
+        from toolrig.policy import visible as _visible
+
+        lines = [f"command: {_visible(shlex.join(self.argv))}"]
+        if self.command and "/" not in self.command:
+            found = shutil.which(self.command, path=self.env.get("PATH") or os.environ.get("PATH"))
+            lines.append(f"executable: {_visible(found) if found else '(not found on PATH)'}")
+        if self.cwd:
+            lines.append(f"working directory: {_visible(self.cwd)}")
+        if self.env:
+            lines.append("environment variables: " + ", ".join(_visible(k) for k in sorted(self.env)))
+        if isinstance(self.sandbox, LaunchSandbox):
+            lines.append(f"sandboxed: yes ({_visible(self.sandbox.describe())})")
+        else:
+            lines.append("sandboxed: NO - it runs with your full access to this machine"
+                         + (" (sandbox = false in its config)" if self.sandbox is False else ""))
+        return "\n".join(lines)
 
     def with_extras(self, *, env: Mapping[str, str] | None = None,
                     headers: Mapping[str, str] | None = None) -> Target:
@@ -95,6 +148,34 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
+def _paths(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(p, str) and p for p in value):
+        raise MCPConfigError(f"{what} must be a list of paths")
+    return tuple(value)
+
+
+def _sandbox(value: Any, where: str) -> LaunchSandbox | Literal[False] | None:
+    """The entry's ``sandbox`` value: true, false, or a table of :class:`LaunchSandbox` options."""
+    if value is None:
+        return None
+    if value is True:
+        return LaunchSandbox()
+    if value is False:
+        return False
+    if not isinstance(value, Mapping):
+        raise MCPConfigError(f"{where}.sandbox must be true, false or a table of {sorted(_SANDBOX_KEYS)}")
+    unknown = set(value) - _SANDBOX_KEYS
+    if unknown:
+        raise MCPConfigError(f"{where}.sandbox: unknown key(s) {sorted(unknown)}; known: {sorted(_SANDBOX_KEYS)}")
+    network = value.get("network", False)
+    if not isinstance(network, bool):
+        raise MCPConfigError(f"{where}.sandbox.network must be true or false")
+    return LaunchSandbox(network=network, ro_paths=_paths(value.get("ro_paths"), f"{where}.sandbox.ro_paths"),
+                         rw_paths=_paths(value.get("rw_paths"), f"{where}.sandbox.rw_paths"))
+
+
 def _from_entry(entry: Mapping[str, Any], where: str) -> Target:
     unknown = set(entry) - _ENTRY_KEYS
     if unknown:
@@ -117,7 +198,9 @@ def _from_entry(entry: Mapping[str, Any], where: str) -> Target:
         if cwd is not None and not isinstance(cwd, str):
             raise MCPConfigError(f"{where}: 'cwd' must be a string")
         return Target(kind="stdio", command=command, args=tuple(args), env=_strings(entry.get("env"), f"{where}.env"),
-                      cwd=cwd)
+                      cwd=cwd, sandbox=_sandbox(entry.get("sandbox"), where))
+    if entry.get("sandbox") is not None:
+        raise MCPConfigError(f"{where}: 'sandbox' applies to servers it launches ('command'), not to a 'url'")
     url = entry.get("url")
     if not isinstance(url, str) or not url:
         raise MCPConfigError(f"{where}: give either 'command' (a stdio server) or 'url' (a network server)")

@@ -6,7 +6,7 @@ import builtins
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 import anyio
 import anyio.abc
@@ -19,9 +19,13 @@ from toolrig.mcp._core import check_name
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._names import forged_prefix, local_name, name_problem
+from toolrig.mcp._sandboxed import resolve_sandbox
 from toolrig.mcp._target import Target, parse_target
 from toolrig.mcp._tool import MCPTool, definition_of
 from toolrig.toolsets import Toolset
+
+if TYPE_CHECKING:
+    from toolrig.sandbox import Sandbox
 
 __all__ = ["ChangeListener", "MCPToolset"]
 
@@ -59,6 +63,13 @@ class MCPToolset(Toolset):
         client_name: the name this client gives in the handshake (default ``toolrig``).
         trusted: believe the server's annotations (``readOnlyHint`` ...) for the tools' permission levels;
             otherwise every tool is ``destructive`` (a server describes itself: its hints are not evidence).
+        sandbox: run a stdio server in the OS sandbox: True (a bubblewrap sandbox with room for Node), a
+            :class:`toolrig.sandbox.Sandbox`, False (not), or None (as the entry's ``sandbox`` says; default:
+            not). Network, extra readable and writable paths come from the entry's ``sandbox`` table. Without
+            an adequate sandbox the server is not started (the connection fails with the reason).
+
+    Attributes:
+        sandbox: the sandbox the server runs in (None: not sandboxed).
     """
 
     def __init__(self, target: str | Sequence[str] | Mapping[str, Any] | Target, *, prefix: str | None = None,
@@ -68,8 +79,10 @@ class MCPToolset(Toolset):
                  on_log: LogHandler | None = None, forward: bool = False, connect_timeout: float = 30.0,
                  reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
-                 auth: Any = None, client_name: str | None = None, trusted: bool = False) -> None:
-        self.target = parse_target(target).with_extras(env=env, headers=headers)
+                 auth: Any = None, client_name: str | None = None, trusted: bool = False,
+                 sandbox: bool | Sandbox | None = None) -> None:
+        self.target, self.sandbox = resolve_sandbox(parse_target(target).with_extras(env=env, headers=headers),
+                                                    sandbox)
         if auth is not None and self.target.kind not in ("http", "sse"):
             raise DefinitionError(f"auth= signs HTTP requests; {self.target.describe()} is a {self.target.kind} server")
         if prefix is not None:
@@ -87,7 +100,7 @@ class MCPToolset(Toolset):
                               forward=forward)
         self.connection = Connection(self.target, name=self.name, connect_timeout=connect_timeout,
                                      reconnect=reconnect, health_interval=health_interval, on_tools=self._absorb,
-                                     forwarder=forwarder, errlog=errlog, auth=auth,
+                                     forwarder=forwarder, errlog=errlog, auth=auth, sandbox=self.sandbox,
                                      client_info=mcp_types.Implementation(name=client_name, version=_version())
                                      if client_name else None)
         self._tools: dict[str, MCPTool] = {}

@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
 from toolrig.mcp._target import Target
+
+if TYPE_CHECKING:
+    from toolrig.sandbox import Sandbox
 
 __all__ = ["DEFAULT_HTTP_TIMEOUT", "open_transport"]
 
@@ -71,23 +74,36 @@ class _WatchedReadStream:
 @asynccontextmanager
 async def open_transport(target: Target, *, errlog: TextIO | None = None,
                          http_timeout: float = DEFAULT_HTTP_TIMEOUT, auth: Any = None,
-                         on_end: Callable[[], None] | None = None) -> AsyncIterator[Any]:
+                         on_end: Callable[[], None] | None = None, sandbox: Sandbox | None = None,
+                         name: str = "") -> AsyncIterator[Any]:
     """Yield the (read, write) streams of a connection to ``target``; ``on_end()`` runs when the server hangs up.
 
     A stdio server is started with a minimal environment (the SDK's: ``HOME``, ``LOGNAME``, ``PATH``,
-    ``SHELL``, ``TERM``, ``USER``) plus ``target.env``; its stderr goes to ``errlog`` (default: ours).
-    ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) signs HTTP and SSE requests.
+    ``SHELL``, ``TERM``, ``USER``) plus ``target.env`` — or, given a ``sandbox``, inside it with the sandbox's
+    minimal environment plus ``target.env`` (see :mod:`toolrig.mcp._sandboxed`); its stderr goes to
+    ``errlog`` (default: ours). ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) signs
+    HTTP and SSE requests.
 
     Raises:
         OSError: the process cannot be started or the endpoint cannot be reached.
+        SandboxUnavailable: a sandbox was asked for and there is no adequate one (nothing was started).
+        SandboxError, ConfigError: the sandboxed server's executable or paths are not on the host.
     """
     async with AsyncExitStack() as stack:
         if target.kind == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             assert target.command is not None
-            params = StdioServerParameters(command=target.command, args=list(target.args),
-                                           env=dict(target.env) or None, cwd=target.cwd)
+            if sandbox is None:
+                params = StdioServerParameters(command=target.command, args=list(target.args),
+                                               env=dict(target.env) or None, cwd=target.cwd)
+            else:
+                from toolrig.mcp._sandboxed import wrap_server
+
+                wrapped = await wrap_server(target, sandbox, name=name)
+                stack.push_async_callback(wrapped.aclose)  # after the server stopped: its cgroup goes
+                params = StdioServerParameters(command=wrapped.argv[0], args=list(wrapped.argv[1:]),
+                                               env=dict(wrapped.env))
             streams = await stack.enter_async_context(stdio_client(params, errlog=_file_or_stderr(errlog)))
         elif target.kind == "sse":
             from mcp.client.sse import sse_client

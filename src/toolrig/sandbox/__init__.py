@@ -9,8 +9,10 @@ minimal ``/dev``; size-capped tmpfs ``/tmp`` and work dir; no network unless all
 environment of its own (nothing of the host's, not even through ``/proc/1/environ``); rlimits
 (address space, CPU, file size, open files, core, processes) always, and a cgroup for processes
 and memory where one can be made; a wall-clock timeout and an output cap that kill everything
-the run started. A sandbox tests all of that before its first run and refuses to run anything
-when a check fails (:class:`SandboxUnavailable`). See ``docs/security.md`` ("Sandbox").
+the run started. :meth:`Sandbox.wrap` prepares a long-lived sandboxed program whose pipes the
+caller owns (a launched MCP server), as a :class:`WrappedCommand` to start. A sandbox tests all of
+that before its first run and refuses to run or wrap anything when a check fails
+(:class:`SandboxUnavailable`). See ``docs/security.md`` ("Sandbox").
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._result import PythonError, PythonResult, SandboxResult
 from toolrig.sandbox._sandbox import Sandbox
 from toolrig.sandbox._selftest import SelfTestCheck, SelfTestReport
+from toolrig.sandbox._wrap import WrappedCommand
 
 __all__ = [
     "WORKDIR",
@@ -42,4 +45,5 @@ __all__ = [
     "SandboxUnavailable",
     "SelfTestCheck",
     "SelfTestReport",
+    "WrappedCommand",
 ]

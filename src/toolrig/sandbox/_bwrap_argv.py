@@ -15,7 +15,7 @@ sandbox would be a way out (bubblewrap only covers the files it finds writable a
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from toolrig.sandbox._backend import WORKDIR, RunSpec
@@ -54,7 +54,7 @@ class BwrapFds:
 
     files: Mapping[str, int]
     seccomp: int | None
-    status: int
+    status: int | None
 
 
 def _system(info: BwrapInfo, network: bool) -> list[str]:
@@ -94,8 +94,8 @@ def _data(info: BwrapInfo, files: Mapping[str, int]) -> list[str]:
     return args
 
 
-def bwrap_argv(info: BwrapInfo, spec: RunSpec, fds: BwrapFds) -> list[str]:
-    """The full ``bwrap ... -- argv`` command line for ``spec``."""
+def bwrap_argv(info: BwrapInfo, spec: RunSpec, fds: BwrapFds, mounts: Sequence[str] = ()) -> list[str]:
+    """The full ``bwrap ... -- argv`` command line for ``spec``; ``mounts`` are more mount options, placed last."""
     args = [info.path, "--unshare-all", "--unshare-user", *(["--share-net"] if spec.network else []),
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--hostname", "sandbox",
             "--cap-drop", "ALL", *(["--disable-userns"] if info.has("--disable-userns") else []),
@@ -111,9 +111,12 @@ def bwrap_argv(info: BwrapInfo, spec: RunSpec, fds: BwrapFds) -> list[str]:
         args += _tmpfs(info, WORKDIR, spec.limits.disk)
     for path in spec.ro_paths:
         args += ["--ro-bind", path, path]
+    args += mounts
     args += _data(info, fds.files)
     args += ["--remount-ro", "/", "--chdir", spec.cwd]
     if fds.seccomp is not None:
         args += ["--seccomp", str(fds.seccomp)]
-    args += ["--json-status-fd", str(fds.status), "--", *spec.argv]
+    if fds.status is not None:
+        args += ["--json-status-fd", str(fds.status)]
+    args += ["--", *spec.argv]
     return args

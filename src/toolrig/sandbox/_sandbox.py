@@ -19,6 +19,7 @@ from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._python import python_files, python_result, runner_argv
 from toolrig.sandbox._result import PythonResult, SandboxResult
 from toolrig.sandbox._selftest import SelfTestReport, run_self_test
+from toolrig.sandbox._wrap import WrappedCommand, check_wrappable, wrap_command
 
 __all__ = ["Sandbox"]
 
@@ -185,6 +186,39 @@ class Sandbox:
                           ro_paths=(*paths, *self.ro_paths, *extra))
         raw = await backend.run(spec)
         return python_result(raw.result, raw.reply)
+
+    async def wrap(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
+                   ro_paths: Sequence[str | Path] = (), rw_paths: Sequence[str | Path] = (),
+                   network: bool | None = None, limits: SandboxLimits | None = None) -> WrappedCommand:
+        """Prepare ``argv`` (a host command line) to run as a long-lived sandboxed program whose pipes you own.
+
+        Nothing starts here: start the returned :attr:`~WrappedCommand.argv` with its
+        :attr:`~WrappedCommand.env` (stdin, stdout and stderr are the program's), stop it when done, then
+        call :meth:`~WrappedCommand.close`. The program gets what every run gets (see :mod:`toolrig.sandbox`)
+        but no CPU-time limit, no timeout and no output cap; it sees what it needs to start (its executable
+        found on the host, its interpreter, virtualenv or install prefix, the paths its arguments name),
+        read-only, besides ``cwd`` and ``ro_paths``; it may write only ``rw_paths`` and its work dir.
+
+        Args:
+            argv: the program and its arguments, as the host would run them (``argv[0]`` found on ``PATH``).
+            env: variables added to its minimal environment (``PATH`` here is also where ``argv[0]`` is looked for).
+            cwd: a host directory, bound read-only, to start in (write access: list it in ``rw_paths`` too);
+                default: an empty read-only directory at the host's current path.
+            ro_paths: more host paths it may read (at the same path).
+            rw_paths: host paths it may write (at the same path); what it leaves there is untrusted.
+            network: share the host's network (default: the sandbox's ``network``).
+            limits: its limits (default: the sandbox's); ``memory`` is also each process's address space,
+                and Node needs at least 1 GiB of it.
+
+        Raises:
+            SandboxUnavailable: no adequate sandbox here, or one that cannot wrap (only bubblewrap can).
+            SandboxError: the program is not on the host.
+            ConfigError: ``cwd`` or a bound path does not exist or cannot be bound.
+        """
+        backend = check_wrappable(await self.backend())
+        return wrap_command(backend, argv, limits=limits or self.limits, base_env=self.env, env=env, cwd=cwd,
+                            ro_paths=(*self.ro_paths, *ro_paths), rw_paths=rw_paths,
+                            network=self.network if network is None else network, workdir=self.workdir)
 
     def run_sync(self, argv: Sequence[str], **options: Any) -> SandboxResult:
         """:meth:`run` for synchronous code."""
