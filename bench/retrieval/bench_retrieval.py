@@ -5,7 +5,8 @@ Run from the repository root (reads ``../shared/data/retrieval/``, never copies 
     uv run --all-extras python bench/retrieval/bench_retrieval.py [--quick] [--out results.json]
 
 Metrics come from the shared evaluator (``../shared/retrieval/eval.py``: ``evaluate``). Methods: ``bm25``,
-``embedding`` (the ``embeddings`` extra's MiniLM int8 ONNX model), ``hybrid`` (RRF of both); each without
+``embedding`` (the ``embeddings`` extra's model: MiniLM int8 ONNX and WordLlama combined), ``hybrid`` (both
+fused by z-score, plus the query's best facet); each without
 history, and with the dataset's ``train`` split loaded as usage history (``+history``: that method learns from
 past (query -> tool) pairs, as a deployed system would from its audit log). Settings were tuned on ``dev``
 only; ``test`` is reported, never tuned on. Query latency: p50 / p99 of single sequential queries with the
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import DATA, DATASETS, as_tool, dataset, evaluator, legal_names
 from _scale import scale_rows
 
-from toolrig.discovery import CachedEmbedder, MiniLMEmbedder, ToolSearch, UsageLog, embeddings_available
+from toolrig.discovery import CachedEmbedder, ToolSearch, UsageLog, default_embedder, embeddings_available
 
 METHODS = ("bm25", "embedding", "hybrid")
 
@@ -167,7 +168,7 @@ def main() -> None:
     if not DATA.is_dir():
         sys.exit(f"no benchmark data at {DATA}: the shared/ folder must sit beside the repository")
     ev = evaluator()
-    embedder = CachedEmbedder(MiniLMEmbedder(), query_cache=100_000) if embeddings_available() else None
+    embedder = CachedEmbedder(default_embedder(), query_cache=100_000) if embeddings_available() else None
     if embedder is None:
         print("note: the embeddings extra is not installed; dense methods are skipped")
     quality: list[dict[str, Any]] = []

@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 
 from toolrig import schema_tool
-from toolrig.discovery import CachedEmbedder, EmbeddingError, MiniLMEmbedder, ToolSearch, embeddings_available
+from toolrig.discovery import (
+    CachedEmbedder,
+    EmbeddingError,
+    MiniLMEmbedder,
+    ToolSearch,
+    WordLlamaEmbedder,
+    default_embedder,
+    embeddings_available,
+)
 
 needs_extra = pytest.mark.skipif(not embeddings_available(),
                                  reason="the embeddings extra is not installed: uv sync --all-extras")
@@ -65,6 +73,13 @@ def test_loads_and_embeds_offline_with_the_network_blocked(tmp_path: Path) -> No
         assert v.shape == (3, 384), v.shape
         assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
         assert float(v[0] @ v[1]) > float(v[0] @ v[2])
+        from toolrig.discovery import WordLlamaEmbedder, default_embedder
+        w = WordLlamaEmbedder().embed(["weather in Paris", "temperature forecast", "send an email"])
+        assert w.shape == (3, 256), w.shape
+        assert float(w[0] @ w[1]) > float(w[0] @ w[2])
+        c = default_embedder().embed(["weather in Paris", "temperature forecast"])
+        assert c.shape == (2, 640), c.shape
+        assert np.allclose(np.linalg.norm(c, axis=1), 1.0, atol=1e-4)
         print("ok")
     """)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOOLRIG_CACHE_DIR": str(tmp_path)}
@@ -81,6 +96,41 @@ def test_hybrid_and_embedding_search_with_the_bundled_model(tmp_path: Path) -> N
         hits = search.search("is it going to be hot outside today")
         assert hits[0].name == "get_weather", method
         assert "embedding" in hits[0].matched
+
+
+@needs_extra
+def test_span_vectors_come_from_one_run_of_the_query() -> None:
+    model = MiniLMEmbedder()
+    text = "find flights to Denver on Friday, and also the weather forecast in Denver"
+    spans = [(0, 31), (41, len(text))]
+    vectors = model.embed_spans(text, spans)
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert np.allclose(vectors[0], model.embed([text])[0], atol=1e-4)  # the whole text as embed() gives it
+    alone = model.embed([text[a:b] for a, b in spans])
+    assert float(vectors[1] @ alone[0]) > float(vectors[1] @ alone[1])  # each span near its own text
+    assert float(vectors[2] @ alone[1]) > float(vectors[2] @ alone[0])
+    assert np.allclose(model.embed_spans(text, [(len(text) + 5, len(text) + 9)])[1], vectors[0], atol=1e-5)
+    combined = default_embedder().embed_spans(text, spans)
+    assert combined.shape == (3, 640)
+
+
+@needs_extra
+def test_wordllama_is_the_mean_of_its_token_vectors() -> None:
+    model = WordLlamaEmbedder()
+    a, _b, both = model.embed(["rain", "umbrella", ""])
+    assert not both.any()  # no tokens: a zero vector (the cache's normalising keeps it finite)
+    assert float(model.embed(["rain rain"])[0] @ a) > 0.99
+
+
+def test_without_wordllama_the_extra_counts_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolrig.discovery._bundled as bundled
+
+    def missing() -> None:
+        raise EmbeddingError("the embedding model package wordllama is not installed")
+
+    monkeypatch.setattr(bundled, "wordllama_files", missing)
+    assert embeddings_available() is False
 
 
 def test_vectors_are_cached_on_disk_and_reused_across_instances(tmp_path: Path) -> None:

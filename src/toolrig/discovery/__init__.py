@@ -1,8 +1,9 @@
 """Discovery: find the right tools among many, show a model only what it needs, and pick tools by rule.
 
 * :class:`ToolSearch` ranks a toolset's tools for a query: BM25 (``bm25s``) over names, descriptions,
-  parameters and tags; embeddings (:class:`Embedder`, the ``embeddings`` extra's :class:`MiniLMEmbedder`);
-  or both fused. An exact name or alias always ranks first; the index follows the toolset as it changes.
+  parameters and tags; embeddings (:class:`Embedder`; the ``embeddings`` extra's :func:`default_embedder`,
+  :class:`MiniLMEmbedder` and :class:`WordLlamaEmbedder` in one :class:`CombinedEmbedder`); or both fused.
+  An exact name or alias always ranks first; the index follows the toolset as it changes.
 * :class:`UsageLog` (from :meth:`UsageLog.record`, a runtime hook, or the audit log) makes past
   (query → tool) pairs improve later rankings, and counts calls and successes per tool.
 * :class:`ProgressiveToolset` exposes only core tools plus ``search_tools`` / ``describe_tool`` /
@@ -13,11 +14,19 @@
 
 from __future__ import annotations
 
-from toolrig.discovery._embed import CACHE_ENV, CachedEmbedder, Embedder, EmbeddingError, default_cache_dir
+from toolrig.discovery._bundled import default_embedder, embeddings_available
+from toolrig.discovery._embed import (
+    CACHE_ENV,
+    CachedEmbedder,
+    CombinedEmbedder,
+    Embedder,
+    EmbeddingError,
+    default_cache_dir,
+)
 from toolrig.discovery._meta import CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOLS
-from toolrig.discovery._minilm import MiniLMEmbedder, embeddings_available
+from toolrig.discovery._minilm import MiniLMEmbedder
 from toolrig.discovery._progressive import ProgressiveToolset
-from toolrig.discovery._search import Filters, Method, SearchHit, ToolSearch
+from toolrig.discovery._search import Filters, Fusion, Method, SearchHit, ToolSearch
 from toolrig.discovery._select import (
     Chooser,
     HybridSelector,
@@ -32,6 +41,7 @@ from toolrig.discovery._select import (
 from toolrig.discovery._text import FIELDS
 from toolrig.discovery._tokens import TokenCounter, estimate_tokens, token_counter
 from toolrig.discovery._usage import META_TOOLS, ToolUsage, UsageEvent, UsageLog, UsageRecorder
+from toolrig.discovery._wordllama import WordLlamaEmbedder
 
 __all__ = [
     "CACHE_ENV",
@@ -42,9 +52,11 @@ __all__ = [
     "SEARCH_TOOLS",
     "CachedEmbedder",
     "Chooser",
+    "CombinedEmbedder",
     "Embedder",
     "EmbeddingError",
     "Filters",
+    "Fusion",
     "HybridSelector",
     "LLMSelector",
     "Method",
@@ -62,7 +74,9 @@ __all__ = [
     "UsageEvent",
     "UsageLog",
     "UsageRecorder",
+    "WordLlamaEmbedder",
     "default_cache_dir",
+    "default_embedder",
     "embeddings_available",
     "estimate_tokens",
     "select_sync",

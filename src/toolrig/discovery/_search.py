@@ -18,25 +18,25 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 from toolrig import BaseTool
 from toolrig.discovery._embed import CachedEmbedder, Embedder
-from toolrig.discovery._fusion import DEFAULT_WEIGHTS, Ranking, fuse, top
+from toolrig.discovery._facets import facets
+from toolrig.discovery._fusion import DEFAULT_WEIGHTS, fuse
 from toolrig.discovery._index import SearchIndex, Slot
 from toolrig.discovery._memory import QueryMemory
+from toolrig.discovery._rank import Query, rankings
 from toolrig.discovery._text import FIELDS, ToolText, tokenize, tool_text
 from toolrig.discovery._usage import UsageLog
 from toolrig.toolsets import FunctionToolset, Toolset
 
-__all__ = ["Filters", "Method", "SearchHit", "ToolSearch"]
+__all__ = ["Filters", "Fusion", "Method", "SearchHit", "ToolSearch"]
 
 Method = Literal["bm25", "embedding", "hybrid"]
+Fusion = Literal["score", "rrf"]
 Filters = Mapping[str, Any] | Callable[[BaseTool], bool]
 """``{"tags": [...], "permission": [...], "names": [...]}`` (each: any of), or a predicate on the tool."""
 
 _SMALL = 2_000  # toolsets up to this size are checked before every search and rebuilt inline
-_POOL = 100  # candidates taken from each ranked list before fusion
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,15 +97,19 @@ class ToolSearch:
         toolset: a Toolset or Registry (anything with ``list()``), or a list of tools.
         method: ``"bm25"``, ``"embedding"`` or ``"hybrid"`` (BM25 and embeddings fused).
         embedder: an :class:`Embedder` (default for the dense methods: the ``embeddings`` extra's
-            :class:`~toolrig.discovery.MiniLMEmbedder`).
+            :func:`~toolrig.discovery.default_embedder`, MiniLM and WordLlama combined).
         usage: past usage that improves rankings (:class:`UsageLog`); None: zero-shot only.
         aliases: extra names counting as an exact match, alias → tool name (also ``spec.metadata["aliases"]``).
         check_interval: seconds between checks of the toolset for changes (None: before every search up to
             2,000 tools, else every second; 0: always).
         rebuild_threshold: added slots after which the index is rebuilt (None: 64 + 1 % of the index, at most
             512); a single change adding more than that is built compactly at once.
-        weights: weights of the fused lists (``bm25``, ``embedding``, ``history_bm25``, ``history_embedding``).
+        weights: fusion weights (see :data:`~toolrig.discovery._fusion.DEFAULT_WEIGHTS`): ``hybrid_bm25``,
+            ``hybrid_embedding`` and ``facets`` (by z-score, hybrid), ``hybrid``, ``bm25``, ``embedding``,
+            ``history_bm25``, ``history_embedding`` (by rank).
         rrf_k: the reciprocal-rank-fusion constant.
+        fusion: how hybrid joins BM25 and embeddings: ``"score"`` (z-scores, weighted, plus the query's best
+            facet) or ``"rrf"`` (reciprocal rank fusion of the two lists).
         cache_dir: the vector cache directory (see :class:`CachedEmbedder`; False: none).
 
     Raises:
@@ -117,9 +121,12 @@ class ToolSearch:
                  usage: UsageLog | None = None, aliases: Mapping[str, str] | None = None,
                  check_interval: float | None = None, rebuild_threshold: int | None = None,
                  weights: Mapping[str, float] | None = None, rrf_k: float = 10.0,
-                 cache_dir: Any = None) -> None:
+                 cache_dir: Any = None, fusion: Fusion = "score") -> None:
         if method not in ("bm25", "embedding", "hybrid"):
             raise ValueError(f"method must be 'bm25', 'embedding' or 'hybrid', not {method!r}")
+        if fusion not in ("score", "rrf"):
+            raise ValueError(f"fusion must be 'score' or 'rrf', not {fusion!r}")
+        self.fusion: Fusion = fusion
         self.toolset = _as_toolset(toolset)
         self.method: Method = method
         self.usage = usage
@@ -131,9 +138,9 @@ class ToolSearch:
         self.embedder: CachedEmbedder | None = None
         if method != "bm25":
             if embedder is None:
-                from toolrig.discovery._minilm import MiniLMEmbedder
+                from toolrig.discovery._bundled import default_embedder
 
-                embedder = MiniLMEmbedder()
+                embedder = default_embedder()
             self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
                 embedder, cache_dir=cache_dir)
         self._lock = threading.RLock()
@@ -252,8 +259,7 @@ class ToolSearch:
             ValueError: an unknown filter key.
         """
         test = _filter_test(filters)
-        embedder = self.embedder
-        vector = embedder.embed_query(query) if embedder is not None and k > 0 else None  # outside the lock
+        parts = self._query(query, k)  # the model runs outside the lock
         with self._lock:
             self._maybe_sync()
             index = self._index
@@ -265,55 +271,44 @@ class ToolSearch:
                 for i, slot in enumerate(index.slots):
                     if slot is not None and mask[i] and not test(slot.tool):
                         mask[i] = False
-            tokens = tokenize(query)
-            rankings = self._rankings(index, memory, vector, tokens, mask)
-            if not rankings:
+            lists, dense_top = rankings(self.method, index, memory, parts, mask=mask, weights=self.weights,
+                                        fusion=self.fusion)
+            if not lists:
                 return []
-            order, scores = fuse(rankings, self.weights, self.rrf_k, k + 1, single=len(rankings) == 1)
+            order, scores = fuse(lists, self.weights, self.rrf_k, k + 1, single=len(lists) == 1)
             exact = query if query in index.by_name else index.exact(query)
             if exact is not None and mask[index.by_name[exact]]:
                 first = index.by_name[exact]
                 order = [first, *(i for i in order if i != first)]
             exact_slot = index.by_name.get(exact) if exact else None
-            return [self._hit(index, i, scores.get(i, 0.0), tokens, rankings, exact=i == exact_slot)
-                    for i in order[:k]]
+            dense = frozenset(dense_top)
+            history = frozenset(i for r in lists if r.name.startswith("history") for i in r.order)
+            return [self._hit(index, i, scores.get(i, 0.0), parts.tokens, exact=i == exact_slot,
+                              dense=i in dense, history=i in history) for i in order[:k]]
 
     def rank(self, query: str, k: int = 10) -> list[str]:
         """Tool names only (the ranker contract of the retrieval benchmark)."""
         return [h.name for h in self.search(query, k)]
 
-    def _rankings(self, index: SearchIndex, memory: QueryMemory | None, vector: np.ndarray | None,
-                  tokens: list[str], mask: np.ndarray) -> list[Ranking]:
-        out: list[Ranking] = []
-        if self.method in ("bm25", "hybrid"):
-            scores = index.bm25.scores(tokens)
-            out.append(Ranking("bm25", *top(scores, mask, _POOL, positive=True)))
-        if self.method in ("embedding", "hybrid") and index.vectors is not None and vector is not None:
-            out.append(Ranking("embedding", *top(index.vectors @ vector, mask, _POOL)))
-        if memory is not None and len(memory):
-            slots = np.array([index.by_name.get(t, -1) for t in memory.tools], dtype=np.int64)
-            for name, votes in (("history_bm25", memory.bm25_votes(tokens)),
-                                ("history_embedding", memory.dense_votes(vector) if vector is not None else None)):
-                if votes is None:
-                    continue
-                full = np.zeros(index.size, dtype=np.float32)
-                present = slots >= 0
-                full[slots[present]] = votes[present]
-                out.append(Ranking(name, *top(full, mask, _POOL, positive=True)))
-        return out
+    def _query(self, query: str, k: int) -> Query:
+        tokens = tokenize(query)
+        embedder = self.embedder
+        if embedder is None or k <= 0:
+            return Query(tokens=tokens)
+        spans = facets(query) if self.method == "hybrid" and self.fusion == "score" else []
+        if not self.weights.get("facets", 0.0):
+            spans = []
+        vectors = embedder.embed_facets(query, spans)
+        return Query(tokens=tokens, facet_tokens=[tokenize(query[a:b]) for a, b in spans], vectors=vectors)
 
-    def _hit(self, index: SearchIndex, i: int, score: float, tokens: list[str], rankings: list[Ranking], *,
-             exact: bool) -> SearchHit:
+    def _hit(self, index: SearchIndex, i: int, score: float, tokens: list[str], *, exact: bool, dense: bool,
+             history: bool) -> SearchHit:
         slot = index.slots[i]
         assert slot is not None
         wanted = set(tokens)
         matched = ["exact"] if exact else []
         matched += [f for f in FIELDS if wanted.intersection(slot.tokens[f])]
-        for r in rankings:
-            if r.name == "embedding" and i in r.positions and r.positions[i] < 10:
-                matched.append("embedding")
-            elif r.name.startswith("history") and i in r.positions and "history" not in matched:
-                matched.append("history")
+        matched += ["embedding"] * dense + ["history"] * history
         spec = slot.tool.spec
         return SearchHit(name=spec.name, score=float(score), matched=tuple(matched), version=spec.version,
                          description=spec.description, tool=slot.tool)
