@@ -69,6 +69,21 @@ async def test_toolrig_client_against_toolrig_server() -> None:
         assert result.text == "pong 7"
 
 
+async def test_tools_outside_allowed_tools_are_neither_listed_nor_callable() -> None:
+    from toolrig import Policy
+
+    policy = Policy("permissive", tools=TOOLS, allowed_tools=["ping_*"])
+    async with served(policy=policy) as url, Client(url) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == ["ping_me"]  # whoami is not advertised
+        denied = await client.call_tool("whoami", {})
+        assert denied.is_error and "whoami" not in {t.name for t in listed.tools}
+        assert (await client.call_tool("ping_me", {"n": 1})).content[0].text == "pong 1"  # type: ignore[union-attr]
+    runtime = Runtime(TOOLS, audit=False, policy=policy)
+    assert [t.spec.name for t in runtime.tools()] == ["ping_me"]  # what providers get, too
+    assert sorted(t.spec.name for t in Runtime(TOOLS, audit=False).tools()) == ["ping_me", "whoami"]
+
+
 async def test_each_call_carries_session_user_and_agent(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     auth = BearerAuth(verifier=StaticTokens({"tok-alice": "alice"}, audience="http://127.0.0.1/mcp"),

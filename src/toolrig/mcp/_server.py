@@ -120,7 +120,7 @@ class ToolServer:
     # -- tools -------------------------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> mcp_types.ListToolsResult:
         self._identity(ctx)
-        return mcp_types.ListToolsResult(tools=tool_definitions(self.runtime.toolset.list()))
+        return mcp_types.ListToolsResult(tools=tool_definitions(self.runtime.tools()))
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
                          ) -> mcp_types.CallToolResult:

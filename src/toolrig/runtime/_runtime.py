@@ -7,9 +7,9 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.from_thread
@@ -70,6 +70,16 @@ def _with_policy(stages: Sequence[Stage], policy: PolicyLike | Stage, toolset: T
     return tuple(out)
 
 
+def _policy_offers(stages: Sequence[Stage]) -> Callable[[str, Any], bool] | None:
+    """The policy stage's ``offers(name, toolset)`` (what ALLOWED_TOOLS leaves listed), if it has one."""
+    for stage in stages:
+        if stage.name == "policy":
+            offers = getattr(getattr(stage, "policy", None), "offers", None)
+            if callable(offers):
+                return cast("Callable[[str, Any], bool]", offers)
+    return None
+
+
 @dataclass(slots=True)
 class _Running:
     """A call in progress: its cancel scope, and how to reach its event loop from another thread."""
@@ -121,6 +131,7 @@ class Runtime:
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
+        self._offers: Callable[[str, Any], bool] | None = _policy_offers(self.stages)
         self._chain: CallNext = self._build()
         self._router: CallRouter | None = self.toolset if isinstance(self.toolset, CallRouter) else None
         self._running: dict[str, list[_Running]] = {}
@@ -271,8 +282,15 @@ class Runtime:
 
     # -- tools and lifecycle ---------------------------------------------------------------------
     def tools(self) -> list[BaseTool]:
-        """The tools this runtime can call (what it exports to providers)."""
-        return list(self.toolset.list())
+        """The tools this runtime can call (what it exports to providers and MCP clients).
+
+        Tools that a policy's ``ALLOWED_TOOLS`` leaves out are not listed: every call of them is denied.
+        """
+        tools = list(self.toolset.list())
+        offers = self._offers
+        if offers is None:
+            return tools
+        return [t for t in tools if offers(t.spec.name, self.toolset)]
 
     def stats(self) -> dict[str, Any]:
         """Live counters: calls running now and the executors' capacity (busy and stuck threads, workers)."""
