@@ -110,3 +110,24 @@ def test_pins_commands(tmp_path: Path) -> None:
     assert approved.returncode == 0 and open_pins(tmp_path / "mcp.db").status("docs", "fetch_docs", v2) == "pinned"
     nothing = toolrig("pins", "diff", "docs", "fetch_docs", env=env)
     assert nothing.returncode == 1 and "nothing is pending" in nothing.stderr
+
+
+def test_search_ranks_the_tools_of_an_mcp_server_beside_local_ones(tmp_path: Path) -> None:
+    local = tmp_path / "tools.py"
+    local.write_text("from toolrig import tool\n\n@tool\ndef get_weather(city: str) -> str:\n"
+                     '    """Current weather for a city."""\n    return city\n')
+    found = toolrig("search", "add two integers", "--mcp", STDIO, "--from", str(local), "--json", "-k", "3")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert hits[0]["name"] == "add"  # BM25 lists only tools that share a word with the query
+    weather = toolrig("search", "weather in Paris", "--mcp", STDIO, "--from", str(local), "-k", "1", "--json")
+    assert json.loads(weather.stdout)[0]["name"] == "get_weather"
+    bad_names = f"env PEER_BAD_NAMES=1 {STDIO}"  # the server gets a minimal environment otherwise
+    table = toolrig("search", "homoglyph space", "--mcp", bad_names, env={"COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert "re\u0430d_file" not in table.stdout and "bad name" not in table.stdout  # refused names: not searched
+    assert "refused 're\u0430d_file'" in table.stderr
+    missing = toolrig("search", "x")
+    assert missing.returncode == 2 and "--mcp" in missing.stderr + missing.stdout
+    down = toolrig("search", "x", "--mcp", f"{PYTHON} -c 'raise SystemExit(3)'")
+    assert down.returncode == 1 and "cannot list the tools of" in down.stderr + down.stdout

@@ -39,21 +39,52 @@ def _load(source: str) -> list[Any]:
     return load_tools(source)
 
 
-def search_command(
+def _mcp_tools(targets: list[str]) -> list[Any]:
+    """The tools the MCP servers ``targets`` (command lines or URLs) list, read once and disconnected."""
+    import sys
+
+    import anyio
+
+    from toolrig.mcp import MCPConfigError, MCPToolset, MCPUnavailableError
+
+    async def read(target: str) -> list[Any]:
+        async with MCPToolset(target, errlog=sys.stderr) as remote:
+            for name, reason in remote.health.refused:  # quarantined (e.g. a poisoned description): not searched
+                typer.echo(f"refused {name!r} from {target}: {reason}", err=True)
+            return list(remote.list())
+
+    tools: list[Any] = []
+    for target in targets:
+        try:
+            tools.extend(anyio.run(read, target))
+        except (MCPUnavailableError, MCPConfigError) as exc:
+            fail(f"cannot list the tools of {target}: {exc}")
+    return tools
+
+
+def search_command(  # noqa: PLR0917 - typer maps each parameter to an option
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What the tool should do.")],
-    source: Annotated[str, typer.Option(
+    source: Annotated[str | None, typer.Option(
         "--from", "-f", metavar="SOURCE",
-        help="Python file, directory, module[:attribute], or a .json/.jsonl file of tool definitions.")],
+        help="Python file, directory, module[:attribute], or a .json/.jsonl file of tool definitions.")] = None,
+    mcp: Annotated[list[str] | None, typer.Option(
+        "--mcp", metavar="TARGET",
+        help="An MCP server whose tools are searched too (a command line or URL); repeatable.")] = None,
     method: Annotated[str, typer.Option("--method", "-m", help="bm25, embedding or hybrid.")] = "bm25",
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many tools to show.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """Rank the tools in SOURCE for QUERY (BM25 by default; embeddings need toolrig[embeddings])."""
+    """Rank the tools in SOURCE and/or MCP servers for QUERY (BM25 by default; embeddings need toolrig[embeddings])."""
+    from rich.markup import escape
+
     from toolrig.discovery import EmbeddingError, ToolSearch
+    from toolrig.fencing import sanitize
 
     if method not in ("bm25", "embedding", "hybrid"):
         fail(f"unknown method {method!r}; choose one of: bm25, embedding, hybrid", code=2)
-    tools = _load(source)
+    if source is None and not mcp:
+        fail("name the tools to search: --from SOURCE and/or --mcp TARGET", code=2)
+    tools = (_load(source) if source is not None else []) + (_mcp_tools(mcp) if mcp else [])
     try:
         hits = ToolSearch(tools, method=method).search(query, k)  # type: ignore[arg-type]
     except EmbeddingError as exc:
@@ -67,7 +98,8 @@ def search_command(
         table.add_column(column, no_wrap=column != "matched")
     table.add_column("description", overflow="fold", ratio=1)
     for i, h in enumerate(hits, start=1):
-        table.add_row(str(i), h.name, f"{h.score:.4f}", ", ".join(h.matched), first_line(h.description))
+        table.add_row(str(i), escape(h.name), f"{h.score:.4f}", ", ".join(h.matched),
+                      escape(sanitize(first_line(h.description))))  # an MCP server's text is untrusted
     stdout().print(table)
 
 
