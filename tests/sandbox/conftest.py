@@ -29,6 +29,12 @@ def _need_bubblewrap() -> None:
 
 
 @pytest.fixture(scope="session")
+def need_bubblewrap() -> None:
+    """Skip (fail under CI) unless bubblewrap works here."""
+    _need_bubblewrap()
+
+
+@pytest.fixture(scope="session")
 def sandbox() -> Sandbox:
     """A bubblewrap sandbox with short limits, self-tested once for the whole session."""
     _need_bubblewrap()

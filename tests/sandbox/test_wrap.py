@@ -49,10 +49,7 @@ def run(wrapped: WrappedCommand, stdin: bytes = b"") -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def box() -> Sandbox:
-    from conftest import _need_bubblewrap
-
-    _need_bubblewrap()
+def box(need_bubblewrap: None) -> Sandbox:
     sandbox = Sandbox(backend="bubblewrap", limits=LIMITS)
     assert anyio.run(sandbox.check).passed
     return sandbox
