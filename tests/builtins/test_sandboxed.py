@@ -16,6 +16,7 @@ from guard_helpers import Canary, load_json
 
 from toolrig import ErrorKind, Permission, Runtime, ToolCall
 from toolrig.builtins import SHELL_ENV, python_tool, shell_tool
+from toolrig.errors import ConfigError
 from toolrig.sandbox import BubblewrapBackend, Sandbox
 
 SHELL = load_json("shell_tool_cases.json") or {}
@@ -122,6 +123,45 @@ def test_a_write_to_a_protected_name_is_reported(root: Path) -> None:
         outcome = call(rt, "shell", command="mkdir -p .git/hooks && echo id > .git/hooks/post-checkout")
     assert outcome.ok and "WARNING: the command changed protected files" in outcome.content
     assert ".git/hooks/post-checkout (created)" in outcome.content
+
+
+def test_existing_protected_names_stay_read_only_and_the_rest_of_the_root_is_writable(
+        root: Path, tmp_path: Path) -> None:
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "objects").mkdir()
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".env").write_text("TOKEN=1\n")
+    (root / ".bashrc").write_text("# rc\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("CANARY")
+    (root / ".vscode").symlink_to(outside)  # a link is never followed to bind what it points at
+    attempts = ["echo x > .git/hooks/post-checkout", "echo '[alias]' >> .git/config", "echo T=2 > .env",
+                "rm -f .bashrc", "mv .env moved", "rm -rf .git/hooks", "cat .vscode/secret.txt",
+                "echo x > .vscode/planted"]
+    script = "; ".join(f"{a} 2>/dev/null && echo 'DID: {a}'" for a in attempts)
+    script += "; echo ok > .git/objects/o && echo changed >> README.md && echo WROTE"
+    with Runtime([shell_tool(root)], audit=False, approval=Approvals(True)) as rt:
+        outcome = call(rt, "shell", command=script)
+    assert outcome.ok, outcome
+    assert "DID:" not in outcome.content and "CANARY" not in outcome.content
+    assert "WROTE" in outcome.content and (root / ".git" / "objects" / "o").read_text() == "ok\n"
+    assert (root / ".git" / "config").read_text() == "[core]\n" and (root / ".env").read_text() == "TOKEN=1\n"
+    assert (root / ".bashrc").exists() and not (root / "moved").exists()
+    assert sorted(p.name for p in (root / ".git" / "hooks").iterdir()) == []
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    with Runtime([shell_tool(root, protect=())], audit=False, approval=Approvals(True)) as rt:
+        opened = call(rt, "shell", command="echo T=2 > .env && echo done")
+    assert opened.ok and (root / ".env").read_text() == "T=2\n"  # protect=() keeps nothing read-only
+    assert "WARNING: the command changed protected files" in opened.content
+
+
+def test_protected_paths_are_checked() -> None:
+    for bad in ("/etc", "../up", "", "a/../../b", "."):
+        with pytest.raises(ConfigError):
+            Sandbox(workdir=".", protect=[bad])
+    with pytest.raises(ConfigError):
+        Sandbox(protect=[".env"])  # nothing to protect without a work dir
 
 
 def test_python_returns_stdout_stderr_and_the_last_value() -> None:

@@ -10,11 +10,11 @@ import os
 import secrets
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
+from sandbox_helpers import Canaries
 
 from toolrig.sandbox import BubblewrapBackend, Sandbox, SandboxLimits
 
@@ -44,17 +44,6 @@ def sandbox() -> Sandbox:
     return box
 
 
-@dataclass(frozen=True)
-class Canaries:
-    """Secret files outside the sandbox: one in a temp dir, one in the home directory."""
-
-    secret: str
-    files: tuple[Path, ...]
-
-    def snapshot(self) -> dict[Path, tuple[str, int]]:
-        return {p: (p.read_text(), p.stat().st_mtime_ns) for p in self.files}
-
-
 @pytest.fixture
 def canaries(tmp_path: Path) -> Iterator[Canaries]:
     secret = "CANARY-" + secrets.token_hex(16)
@@ -79,31 +68,3 @@ def listener() -> Iterator[socket.socket]:
         yield server
     finally:
         server.close()
-
-
-def accepted(server: socket.socket) -> bool:
-    """Whether anything connected to ``server``."""
-    try:
-        conn, _ = server.accept()
-    except BlockingIOError:
-        return False
-    conn.close()
-    return True
-
-
-def sandbox_processes(token: bytes = b"/run/toolrig/") -> list[int]:
-    """Live host processes whose command line names the sandbox's runner paths."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if token in cmdline and state != b"Z":
-            found.append(int(entry))
-    return found

@@ -15,8 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
+from sandbox_helpers import Canaries, accepted, sandbox_processes
 
-from conftest import Canaries, accepted, sandbox_processes
 from toolrig.sandbox import PythonResult, Sandbox, SandboxLimits
 
 CASES_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "security" / "code_sandbox_cases.json"

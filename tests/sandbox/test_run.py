@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from sandbox_helpers import Canaries, accepted, sandbox_processes
 
-from conftest import Canaries, accepted, sandbox_processes
 from toolrig.errors import ConfigError
 from toolrig.sandbox import Sandbox, SandboxLimits, SandboxResult
 

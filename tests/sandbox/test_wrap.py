@@ -15,8 +15,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from sandbox_helpers import Canaries, accepted, sandbox_processes
 
-from conftest import Canaries, accepted, sandbox_processes
 from toolrig.errors import ConfigError, SandboxError, SandboxUnavailable
 from toolrig.sandbox import BubblewrapBackend, DockerBackend, Sandbox, SandboxLimits, WrappedCommand
 from toolrig.sandbox._wrap import check_wrappable

@@ -29,7 +29,7 @@ from toolrig import ToolFailure
 from toolrig.builtins._shell import SHELL_ENV
 from toolrig.errors import DefinitionError
 from toolrig.guards import check_operand
-from toolrig.sandbox import WORKDIR, Sandbox
+from toolrig.sandbox import PROTECTED_IN_WORKDIR, WORKDIR, Sandbox
 
 __all__ = ["CommandRunner", "Template", "parse_template"]
 
@@ -137,7 +137,8 @@ class CommandRunner:
 
     async def _sandboxed(self, argv: list[str]) -> str:
         if self._sandbox is None:
-            self._sandbox = Sandbox(workdir=self.root, ro_paths=[self.bundle], network=self.network)
+            self._sandbox = Sandbox(workdir=self.root, ro_paths=[self.bundle], network=self.network,
+                                    protect=PROTECTED_IN_WORKDIR)
         cwd = WORKDIR if self.cwd in ("", ".") else f"{WORKDIR}/{self.cwd}"
         result = await self._sandbox.run(argv, cwd=cwd, env=self._environment(), timeout=self.timeout)
         if result.timed_out:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from toolrig import CallContext, Decision, ModelRetry, Tool, ToolAnnotations, ToolFailure, current_context
 from toolrig.errors import ConfigError
 from toolrig.guards import CommandPolicy
-from toolrig.sandbox import WORKDIR, Sandbox, SandboxLimits, SandboxResult
+from toolrig.sandbox import PROTECTED_IN_WORKDIR, WORKDIR, Sandbox, SandboxLimits, SandboxResult
 
 __all__ = ["SHELL_ENV", "Shell", "protected_fingerprint", "shell_tool"]
 
@@ -33,10 +33,7 @@ SHELL_ENV: dict[str, str] = {
 }
 """Variables every command gets: no pager, no prompt, no editor waits for a terminal that is not there."""
 
-_WATCHED = (".git/hooks", ".git/config", ".gitmodules", ".gitconfig", ".git-credentials", ".mcp.json", ".claude",
-            ".cursor", ".vscode", ".idea", ".github/workflows", ".gitlab-ci.yml", ".envrc", ".env", ".ssh",
-            ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".npmrc",
-            ".pypirc", ".netrc", ".config/fish")
+_WATCHED = PROTECTED_IN_WORKDIR
 _MAX_WATCHED = 500
 
 
@@ -152,7 +149,7 @@ def shell_tool(root: str | Path = ".", *, allow: Iterable[str] = (), ask: Iterab
                deny: Iterable[str] = (), policy: CommandPolicy | None = None, sandbox: Sandbox | None = None,
                timeout: float = 30.0, max_timeout: float = 300.0, max_output_chars: int = 20_000,
                limits: SandboxLimits | None = None, network: bool = False,
-               env: Mapping[str, str] | None = None) -> Shell:
+               env: Mapping[str, str] | None = None, protect: Iterable[str] = PROTECTED_IN_WORKDIR) -> Shell:
     """The ``shell(command, timeout=None)`` tool, sandboxed in ``root``.
 
     Args:
@@ -166,6 +163,10 @@ def shell_tool(root: str | Path = ".", *, allow: Iterable[str] = (), ask: Iterab
         limits: sandbox limits (memory, processes, disk, output bytes); the timeout is set per call.
         network: give commands the host's network (then the tool's permission is ``system``).
         env: extra environment variables for every command.
+        protect: paths in ``root`` that commands cannot change (bound read-only where they exist, never
+            through a symbolic link): by default ``.git/hooks``, ``.git/config``, ``.env``, shell start-up
+            files, editor and agent configs, CI workflows, credential files (``PROTECTED_IN_WORKDIR``);
+            ``()`` protects nothing. Ignored when you pass your own ``sandbox``.
 
     Raises:
         ConfigError: ``root`` is not a directory, or the timeouts are not positive.
@@ -176,7 +177,7 @@ def shell_tool(root: str | Path = ".", *, allow: Iterable[str] = (), ask: Iterab
     if not (timeout > 0 and max_timeout >= timeout):
         raise ConfigError("shell timeouts must be positive, with max_timeout >= timeout")
     chosen = policy or CommandPolicy(allow=tuple(allow), ask=tuple(ask), deny=tuple(deny))
-    box = sandbox or Sandbox(workdir=path, network=network,
+    box = sandbox or Sandbox(workdir=path, network=network, protect=tuple(protect),
                              limits=(limits or SandboxLimits()).with_changes(timeout=max_timeout))
     tool = Shell(path, policy=chosen, sandbox=box, default_timeout=timeout, max_timeout=max_timeout,
                  max_output_chars=max_output_chars, env=dict(env or {}))

@@ -23,12 +23,14 @@ from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
 from toolrig.sandbox._executor import SandboxExecutor
 from toolrig.sandbox._limits import SandboxLimits
+from toolrig.sandbox._protect import PROTECTED_IN_WORKDIR
 from toolrig.sandbox._result import PythonError, PythonResult, SandboxResult
 from toolrig.sandbox._sandbox import Sandbox
 from toolrig.sandbox._selftest import SelfTestCheck, SelfTestReport
 from toolrig.sandbox._wrap import WrappedCommand
 
 __all__ = [
+    "PROTECTED_IN_WORKDIR",
     "WORKDIR",
     "Backend",
     "BubblewrapBackend",

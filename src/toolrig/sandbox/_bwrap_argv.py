@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from toolrig.sandbox._backend import WORKDIR, RunSpec
 from toolrig.sandbox._bwrap_info import BwrapInfo
@@ -55,6 +55,8 @@ class BwrapFds:
     files: Mapping[str, int]
     seccomp: int | None
     status: int | None
+    protected: Mapping[str, int] = field(default_factory=dict)
+    """Path inside -> an ``O_PATH`` descriptor of the checked host object bound read-only there."""
 
 
 def _system(info: BwrapInfo, network: bool) -> list[str]:
@@ -107,6 +109,8 @@ def bwrap_argv(info: BwrapInfo, spec: RunSpec, fds: BwrapFds, mounts: Sequence[s
     args += _tmpfs(info, "/tmp", spec.limits.disk)
     if spec.workdir is not None:
         args += ["--bind", str(spec.workdir), WORKDIR]
+        for inside, fd in fds.protected.items():
+            args += ["--ro-bind-fd", str(fd), inside]
     else:
         args += _tmpfs(info, WORKDIR, spec.limits.disk)
     for path in spec.ro_paths:

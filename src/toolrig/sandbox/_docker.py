@@ -24,6 +24,7 @@ import anyio.to_thread
 
 from toolrig.errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._backend import REPLY_ENV, WORKDIR, RawRun, RunSpec
+from toolrig.sandbox._protect import protected_host_paths
 from toolrig.sandbox._result import SandboxResult
 from toolrig.sandbox._supervise import supervise
 
@@ -50,7 +51,9 @@ def docker_argv(docker: str, image: str, name: str, spec: RunSpec, mounts: list[
     if spec.workdir is None:
         args += ["--tmpfs", f"{WORKDIR}:rw,nosuid,nodev,size={limits.disk},mode=1777"]
     else:
-        mounts = [(str(spec.workdir), WORKDIR, "rw"), *mounts]
+        mounts = [(str(spec.workdir), WORKDIR, "rw"), *mounts,
+                  *((host, f"{WORKDIR}/{os.path.relpath(host, spec.workdir)}", "ro")
+                    for host in protected_host_paths(spec.workdir, spec.protect))]
     for host, inside, mode in mounts:
         args += ["--mount", f"type=bind,source={host},target={inside},{'readonly' if mode == 'ro' else 'rw'}"]
     for key, value in spec.env.items():

@@ -16,6 +16,7 @@ from toolrig.sandbox._backend import WORKDIR, Backend, RunSpec, minimal_env
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
 from toolrig.sandbox._limits import SandboxLimits
+from toolrig.sandbox._protect import check_protected
 from toolrig.sandbox._python import python_files, python_result, runner_argv
 from toolrig.sandbox._result import PythonResult, SandboxResult
 from toolrig.sandbox._selftest import SelfTestReport, run_self_test
@@ -65,13 +66,17 @@ class Sandbox:
         workdir: a host directory bound read-write as the work dir ``/work`` (default: a fresh
             size-capped tmpfs per run, gone afterwards). Treat what a run leaves there as untrusted.
         ro_paths: host paths bound read-only at the same path in every run.
+        protect: paths inside ``workdir`` (relative, e.g. ``".git/hooks"``) that stay read-only in every
+            run where they exist; a path reached through a symbolic link is left out (it is not followed).
+            See ``PROTECTED_IN_WORKDIR`` for the names a shell's root keeps.
         env: variables added to every run's minimal environment (``PATH``, ``HOME=/work``, ``LANG``).
         docker_image: the image of the Docker backend (must have ``python3`` for ``run_python``).
     """
 
     def __init__(self, *, backend: str | Backend = "auto", limits: SandboxLimits | None = None,
                  network: bool = False, workdir: str | Path | None = None, ro_paths: Sequence[str | Path] = (),
-                 env: Mapping[str, str] | None = None, docker_image: str = DockerBackend.DEFAULT_IMAGE) -> None:
+                 protect: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                 docker_image: str = DockerBackend.DEFAULT_IMAGE) -> None:
         if isinstance(backend, str) and backend not in _BACKENDS:
             raise ConfigError(f"unknown sandbox backend {backend!r}: use one of {', '.join(_BACKENDS)}")
         self.limits = limits or SandboxLimits()
@@ -80,6 +85,9 @@ class Sandbox:
         if self.workdir is not None and not self.workdir.is_dir():
             raise ConfigError(f"the sandbox work dir {self.workdir} is not a directory")
         self.ro_paths = tuple(str(Path(p).resolve()) for p in ro_paths)
+        self.protect = check_protected(protect)
+        if self.protect and self.workdir is None:
+            raise ConfigError("protect= names paths inside a work dir: give workdir= too")
         self.env = dict(env or {})
         if isinstance(backend, str):
             candidates: list[Backend] = []
@@ -139,6 +147,7 @@ class Sandbox:
             chosen = chosen.with_changes(timeout=timeout)
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         more.setdefault("ro_paths", self.ro_paths)
+        more.setdefault("protect", self.protect)
         return RunSpec(argv=tuple(argv), limits=chosen, stdin=data, cwd=cwd or WORKDIR,
                        env=minimal_env({**self.env, **(env or {})}), network=self.network, workdir=self.workdir,
                        **more)
