@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from builtin_helpers import Approvals, assert_clean, call
 
-from toolrig import CallContext, ErrorKind, Permission, Runtime, ToolCall
+from toolrig import CallContext, ErrorKind, Permission, Runtime, ToolCall, ToolOutcome
 from toolrig.builtins import file_tools
 from toolrig.errors import ConfigError
 from toolrig.runtime import ApprovalStage, ResolveStage, ValidateStage
@@ -245,3 +246,22 @@ def test_policy_and_check_fold_into_one_ask(root: Path) -> None:
         assert asked.asked == []
         assert call(rt, "write_file", path=".mcp.json", content="{}").ok
         assert len(asked.asked) == 1 and "agent and editor configuration" in asked.asked[0][2]
+
+
+def test_parallel_edits_of_one_file_all_land(tmp_path: Path) -> None:
+    # a model's parallel tool calls: each edit reads the file and writes it back; none may undo another
+    n = 16
+    (tmp_path / "big.txt").write_text("x" * 1_000_000 + "".join(f"\nmarker-{i}" for i in range(n)) + "\n")
+    calls = [ToolCall(id=f"e{i}", name="edit_file",
+                      arguments={"path": "big.txt", "old": f"marker-{i}\n", "new": f"EDITED-{i}\n"}) for i in range(n)]
+    calls.append(ToolCall(id="w", name="write_file", arguments={"path": "other.txt", "content": "side"}))
+
+    async def run_all() -> list[ToolOutcome]:
+        async with runtime(tmp_path) as rt:
+            return await rt.call_many(calls, max_concurrency=None)
+
+    outcomes = anyio.run(run_all)
+    assert all(o.ok for o in outcomes), [o.content for o in outcomes if not o.ok]
+    text = (tmp_path / "big.txt").read_text()
+    assert [i for i in range(n) if f"EDITED-{i}" not in text] == []
+    assert (tmp_path / "other.txt").read_text() == "side"

@@ -47,12 +47,14 @@ class Confined:
         self.max_file_bytes = max_file_bytes
         self._guard: PathGuard | None = None
         self._lock = threading.Lock()
+        self.writing = threading.Lock()
+        """Held by every write and edit of this root in this process: an edit's read and write are one step."""
 
     def __getstate__(self) -> dict[str, Any]:  # a worker process opens its own guard
         return {"root": self.root, "protected": self.protected, "max_file_bytes": self.max_file_bytes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _guard=None, _lock=threading.Lock())
+        self.__dict__.update(state, _guard=None, _lock=threading.Lock(), writing=threading.Lock())
 
     def __repr__(self) -> str:
         return f"Confined({self.root!r})"

@@ -54,9 +54,10 @@ class WriteFile(Tool):
         data = content.encode("utf-8")
         _size_check(data, self.max_bytes, path)
         guard = self.files.guard
-        existed = _exists(self.files, path)
-        info = self.files.guarded(lambda allow: guard.write_bytes(
-            path, data, create_parents=True, allow_protected=allow))
+        with self.files.writing:
+            existed = _exists(self.files, path)
+            info = self.files.guarded(lambda allow: guard.write_bytes(
+                path, data, create_parents=True, allow_protected=allow))
         return f"{'replaced' if existed else 'created'} {info.path} ({len(data):,} bytes)"
 
 
@@ -114,6 +115,10 @@ class EditFile(Tool):
             raise ModelRetry("old is empty: give the exact text to replace (use write_file to create a file)")
         if old == new:
             raise ModelRetry("old and new are the same text: nothing would change")
+        with self.files.writing:  # parallel edits of one file in this process: each sees the one before
+            return self._edit(path, old, new)
+
+    def _edit(self, path: str, old: str, new: str) -> str:
         guard = self.files.guard
         text = self.files.guarded(lambda allow: guard.read_text(path, allow_protected=allow))
         found = _occurrences(text, old, 50)
@@ -128,6 +133,9 @@ class EditFile(Tool):
         updated = text[:index] + new + text[index + len(old):]
         data = updated.encode("utf-8")
         _size_check(data, self.max_bytes, path)
+        if self.files.guarded(lambda allow: guard.read_text(path, allow_protected=allow)) != text:
+            raise ModelRetry(f"{path!r} was changed by another writer while it was being edited; nothing was "
+                             "written: read it again and repeat the edit")
         self.files.guarded(lambda allow: guard.write_bytes(path, data, allow_protected=allow))
         first = _line_of(text, index)
         last = first + new.count("\n")
