@@ -188,3 +188,15 @@ def test_without_the_extra_the_error_says_how_to_install(monkeypatch: pytest.Mon
     monkeypatch.setattr(minilm, "_files", missing)
     with pytest.raises(EmbeddingError, match=r"toolrig\[embeddings\]"):
         MiniLMEmbedder().embed(["x"])
+
+
+def test_a_model_file_that_does_not_match_its_pinned_hash_is_refused(tmp_path: Path) -> None:
+    from toolrig.discovery._pinned import check_pinned, sha256_of
+
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"weights" * 1000)
+    good = sha256_of(model)
+    check_pinned([(model, good)])  # matches: nothing raised
+    model.write_bytes(b"weights" * 999 + b"tamper!")
+    with pytest.raises(EmbeddingError, match="pinned sha256"):
+        check_pinned([(model, good)])

