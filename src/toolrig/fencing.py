@@ -14,7 +14,7 @@ decoding happens after it). It changes the text visibly, so a reviewer can tell 
   fullwidth letters, common Cyrillic/Greek look-alikes, accents, invisible characters or up to
   three separators inside it, and the reversed spelling used with bidi overrides) is replaced
   by ``[neutralised delimiter]``; detection works on an NFKD + casefold view with
-  default-ignorable code points, combining accents and control characters removed;
+  default-ignorable code points (unassigned ones too), every combining mark and control characters removed;
 * C0 and C1 control characters except ``\\n`` and ``\\t`` (so ANSI/OSC escape sequences lose their
   ESC), default-ignorable code points (zero-width characters, bidi controls, Unicode tag
   characters U+E0000-U+E0FFF, variation selectors, ...), line/paragraph separators and lone
@@ -63,7 +63,7 @@ _TOOL_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9_.:@-]")
 # Default_Ignorable_Code_Point (Unicode DerivedCoreProperties), plus interlinear annotation controls.
 _IGNORABLE = (
     "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 _UNSAFE_CLASS = _CONTROLS + _IGNORABLE + "\u2028\u2029\ud800-\udfff"
@@ -92,7 +92,7 @@ _LOOKALIKES = str.maketrans({
     "ո": "n", "ν": "n", "ɴ": "n", "п": "n",
     "ӏ": "l", "ǀ": "l", "ι": "l", "і": "l", "ʟ": "l", "ı": "l",
     "о": "o", "ο": "o", "օ": "o", "ᴏ": "o", "σ": "o",
-    "υ": "u", "ս": "u", "ᴜ": "u", "ʋ": "u",
+    "υ": "u", "ս": "u", "ᴜ": "u", "ʋ": "u", "ɩ": "l", "ꭵ": "l", "Ꭼ": "e", "ꭼ": "e", "Ꮃ": "w",
     "ѕ": "s", "ꜱ": "s",
 })
 
@@ -154,17 +154,16 @@ def _tool_label(tool: str) -> str:
 # -- finding the wrapper's name in any disguise ------------------------------------------------------
 @lru_cache(maxsize=8192)
 def _fold_char(ch: str) -> str:
-    """What one character looks like in the detection view ('' when it is invisible)."""
+    """What one character looks like in the detection view ('' when it is invisible or a combining mark)."""
     folded = unicodedata.normalize("NFKD", ch).casefold().translate(_LOOKALIKES)
-    return _DROP_IN_VIEW.sub("", folded)
+    return "".join(c for c in _DROP_IN_VIEW.sub("", folded) if not unicodedata.category(c).startswith("M"))
 
 
 def _view(text: str) -> str:
     """The whole-text detection view (same result as joining :func:`_fold_char` over the text)."""
     if text.isascii():
         return _DROP_IN_VIEW.sub("", text.lower().translate(_LOOKALIKES))
-    folded = unicodedata.normalize("NFKD", text).casefold().translate(_LOOKALIKES)
-    return _DROP_IN_VIEW.sub("", folded)
+    return "".join(map(_fold_char, text))
 
 
 def _neutralise_names(text: str) -> str:

@@ -3,6 +3,12 @@
 With an event store, every server-to-client message on a stream gets an event id; a client whose
 stream broke reconnects with ``Last-Event-ID`` and receives what it missed. Only the newest
 ``max_events`` events are kept (per server process).
+
+One store serves every session of an endpoint, but the SDK names a stream after the JSON-RPC request id
+(``"1"``) or ``"_GET_stream"``, the same in every session: resuming one's own stream with ``Last-Event-ID``
+would replay other sessions' messages on a stream of that name. :class:`SessionEvents` gives each session its
+own view of the store: its stream names and event ids carry a random per-session tag, and an event id of
+another session (or any id it did not issue) replays nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from collections import OrderedDict
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp_types import JSONRPCMessage
 
-__all__ = ["MemoryEventStore"]
+__all__ = ["MemoryEventStore", "SessionEvents"]
 
 
 class MemoryEventStore(EventStore):
@@ -43,3 +49,28 @@ class MemoryEventStore(EventStore):
             elif after and stream == stream_id and message is not None:
                 await send_callback(EventMessage(message=message, event_id=event_id))
         return stream_id
+
+
+class SessionEvents(EventStore):
+    """One session's view of a shared :class:`EventStore`: it stores and replays only that session's events."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.tag = secrets.token_urlsafe(12)
+
+    async def store_event(self, stream_id: str, message: JSONRPCMessage | None) -> str:
+        event_id = await self.store.store_event(f"{self.tag}/{stream_id}", message)
+        return f"{self.tag}.{event_id}"
+
+    async def replay_events_after(self, last_event_id: str, send_callback: EventCallback) -> str | None:
+        head, _, inner = last_event_id.partition(".")
+        if head != self.tag or not inner:
+            return None  # another session's event, or none this store issued
+
+        async def forward(event: EventMessage) -> None:
+            await send_callback(EventMessage(message=event.message, event_id=f"{self.tag}.{event.event_id}"))
+
+        stream = await self.store.replay_events_after(inner, forward)
+        if stream is None or not stream.startswith(f"{self.tag}/"):
+            return None
+        return stream.removeprefix(f"{self.tag}/")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolrig.mcp._auth import BearerAuth
 from toolrig.mcp._events import MemoryEventStore
+from toolrig.mcp._limits import BODY_TIMEOUT, MAX_BODY_BYTES, RequestLimits
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._sessions import SessionManager
 
@@ -55,36 +57,78 @@ def allowed_hosts_for(bind: str, extra: Iterable[str] = ()) -> list[str]:
     return hosts
 
 
-def _matches(value: str, patterns: Iterable[str]) -> bool:
-    value = value.lower()
-    for given in patterns:
-        pattern = given.lower()
-        if value == pattern or (pattern.endswith(":*") and value.startswith(pattern[:-1])):
-            return True
-        if ":" not in pattern.removeprefix("[").split("]")[-1] and value.startswith(pattern + ":"):
-            return True  # a bare host name allows any port
+_HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9](?:[a-z0-9-]{0,62}))*)"
+                   r"(?::(?P<port>[0-9]{1,5}))?")
+_ORIGIN = re.compile(r"(?P<scheme>https?)://(?P<rest>.+)")
+
+
+def _split(value: str, *, origin: bool) -> tuple[str, str, str | None] | None:
+    """``(scheme, host, port)`` of a Host (scheme ``""``) or Origin value, or None when it is not well formed.
+
+    Only what a browser or an HTTP client sends is well formed: an ASCII host name or IP literal and an
+    optional numeric port (plus ``http(s)://`` for an Origin); no user-info, path, spaces, or trailing dot.
+    """
+    scheme = ""
+    if origin:
+        m = _ORIGIN.fullmatch(value)
+        if m is None:
+            return None
+        scheme, value = m["scheme"], m["rest"]
+    hm = _HOST.fullmatch(value)
+    if hm is None:
+        return None
+    return scheme, hm["name"], hm["port"]
+
+
+def _matches(value: str, patterns: Iterable[str], *, origin: bool = False, port: int | None = None,
+             bound: Iterable[str] = ()) -> bool:
+    """Whether a Host / Origin ``value`` is one of ``patterns`` (``name``, ``name:port``, ``name:*``).
+
+    With ``port`` (the port the server listens on), the names in ``bound`` (loopback names, the bind address)
+    are accepted with that port or none: ``127.0.0.1:other`` names another service, not this one.
+    """
+    parts = _split(value.lower(), origin=origin)
+    if parts is None:
+        return False
+    scheme, name, given_port = parts
+    for pattern in patterns:
+        expected = _split(pattern.lower().removesuffix(":*"), origin=origin)
+        if expected is None or expected[:2] != (scheme, name):
+            continue
+        if expected[2] is not None:
+            if given_port == expected[2]:
+                return True
+            continue
+        if pattern.endswith(":*") and given_port is None:
+            continue
+        if port is not None and given_port is not None and name in bound and int(given_port) != port:
+            continue
+        return True
     return False
 
 
 class HostOriginGuard:
     """ASGI middleware refusing requests whose ``Host`` (421) or ``Origin`` (403) is not allowed."""
 
-    def __init__(self, app: ASGIApp, *, hosts: Iterable[str], origins: Iterable[str]) -> None:
+    def __init__(self, app: ASGIApp, *, hosts: Iterable[str], origins: Iterable[str], port: int | None = None,
+                 bound: Iterable[str] = ()) -> None:
         self.app = app
         self.hosts = list(hosts)
         self.origins = list(origins)
+        self.port = port
+        self.bound = frozenset(h.lower() for h in bound)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers: dict[bytes, str] = {k: v.decode("latin-1") for k, v in scope["headers"] if k in (b"host", b"origin")}
-        host = headers.get(b"host", "")
-        if not host or not _matches(host, self.hosts):
+        hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
+        origins = [v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"]
+        if len(hosts) != 1 or not _matches(hosts[0], self.hosts, port=self.port, bound=self.bound):
             await Response("Invalid Host header", status_code=421)(scope, receive, send)
             return
-        origin = headers.get(b"origin")
-        if origin is not None and not _matches(origin, self.origins):
+        if len(origins) > 1 or (origins and not _matches(origins[0], self.origins, origin=True, port=self.port,
+                                                          bound=self.bound)):
             await Response("Invalid Origin header", status_code=403)(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -113,7 +157,8 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
               auth: BearerAuth | None = None, stateless: bool = False, json_response: bool = False,
               event_store: EventStore | None = None, retry_interval: int | None = None,
               idle_timeout: float | None = 1800.0, max_sessions: int | None = 10_000,
-              health: Callable[[], Mapping[str, Any]] | None = None) -> Starlette:
+              health: Callable[[], Mapping[str, Any]] | None = None, port: int | None = None,
+              max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT) -> Starlette:
     """The ASGI app serving ``server`` at ``path`` (and ``GET /healthz``).
 
     Args:
@@ -129,6 +174,9 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
         idle_timeout: seconds before an idle session is closed.
         max_sessions: most sessions at once.
         health: extra fields for ``/healthz``.
+        port: the port the app is served on; loopback names and the bind address are then accepted as Host /
+            Origin only with this port (or none). None (an app run in process): any port.
+        max_body: largest POST body in bytes (413 beyond); body_timeout: seconds to send it (408 beyond).
     """
     hosts = allowed_hosts_for(host, allowed_hosts)
     origins = _origins(hosts, allowed_origins)
@@ -142,7 +190,9 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
                              max_sessions=max_sessions)
     endpoint: ASGIApp = manager
     routes: list[BaseRoute] = []
-    middleware: list[Middleware] = [Middleware(HostOriginGuard, hosts=hosts, origins=origins)]
+    bound = [*_LOOPBACK, _bracketed(host)]
+    middleware: list[Middleware] = [Middleware(HostOriginGuard, hosts=hosts, origins=origins, port=port, bound=bound),
+                                    Middleware(RequestLimits, max_body=max_body, body_timeout=body_timeout)]
     if auth is not None:
         metadata_url = build_resource_metadata_url(AnyHttpUrl(auth.audience)) if auth.issuer else None
         endpoint = RequireAuthMiddleware(manager, list(auth.required_scopes), metadata_url)

@@ -53,7 +53,7 @@ _SCRIPT_LOOKALIKES = {
 }
 
 
-def name_problem(name: str) -> str | None:
+def name_problem(name: object) -> str | None:
     """Why ``name`` is refused as a remote tool name, or None when it is acceptable."""
     if not isinstance(name, str):
         return f"the tool name is not a string ({type(name).__name__})"

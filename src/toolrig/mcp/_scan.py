@@ -25,6 +25,9 @@ Flagged tools are quarantined by the gateway; ``toolrig scan`` runs the scan alo
 
 from __future__ import annotations
 
+import base64
+import codecs
+import contextlib
 import json
 import re
 import unicodedata
@@ -39,6 +42,8 @@ __all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_tool"]
 MAX_SCHEMA_DEPTH = 32
 MAX_STRING = 8_000
 MAX_DEFINITION = 200_000
+_WALK_DEPTH = 4 * MAX_SCHEMA_DEPTH
+"""Strings nested deeper than this are not read (the definition is flagged as too deep already)."""
 
 _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u00ad\u034f\u180e")
 
@@ -85,7 +90,22 @@ _INSTRUCTION = _rx(
     r"\b(ignoriere|vergiss)\b.{0,30}\b(anweisungen|instruktionen)\b",
     r"\bne (le )?(dis|dites|mentionne[zr]?) (pas|rien)\b", r"\bignore[zr]? les instructions\b",
     r"\b(no (le )?(digas|menciones|informes))\b", r"\bignora (las|le|todas las) (instrucciones|istruzioni)\b",
-    r"\bnão (conte|mencione|diga)\b")
+    r"\bnão (conte|mencione|diga)\b",
+    # paraphrases: "disregard whatever you were told", "the person chatting must not learn", "quietly"
+    r"\b(ignore|disregard|forget)\b.{0,30}\b(you (were|have been|are) (told|given|asked)|said (before|earlier))\b",
+    r"\b(user|human|person|operator|people)\b.{0,30}\b(must|should|may) (not|never)\b.{0,15}"
+    r"\b(learn|know|find out|notice|see|hear|be told)\b",
+    r"\b(quietly|silently|secretly|covertly|discreetly)\b.{0,30}\b(send|forward|upload|read|copy|include|call|post)\b",
+    r"\bnote (to|for) (the )?(ai|assistant|model|llm|agent)\b",
+    # Russian, Ukrainian, Chinese, Japanese, Korean, Arabic, Hindi, Turkish, Dutch, Polish
+    r"(игнорир|проигнорир|забудь|ігнор)\w*.{0,30}(инструкц|указани|правил|інструкц)",
+    r"не (говори|сообщай|рассказывай|упоминай|кажи)\w*",
+    r"(忽略|无视|忽視|無視|忘记|忘掉).{0,12}(指令|指示|说明|說明|规则|規則|命令)",
+    r"(不要|别|不要向|請勿|请勿).{0,6}(告诉|告訴|提及|透露|通知)", r"(言わないで|伝えないで|教えないで|知らせないで)",
+    r"(무시|잊어).{0,10}(지시|지침|명령)|(이전|앞의).{0,6}(지시|지침)", r"(말하지|알리지) ?마",
+    r"تجاهل.{0,20}(التعليمات|الأوامر)|لا تخبر", r"(निर्देशों|निर्देश).{0,20}(अनदेखा|नज़रअंदाज़)|मत बताना",
+    r"\b(önceki|tüm) talimatları (yok say|görmezden gel)\b|\bkullanıcıya söyleme\b",
+    r"\bnegeer\b.{0,30}\binstructies\b|\bvertel (het )?niet\b", r"\bzignoruj\b.{0,30}\binstrukcj|\bnie mów\b")
 
 _SECRET_STRONG = _rx(
     r"~/\.(ssh|aws|gnupg|netrc|docker|kube|config/gcloud|git-credentials|npmrc|pypirc)",
@@ -117,6 +137,8 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b")
 _URL = re.compile(r"https?://[^\s'\"<>)]+", re.IGNORECASE)
 _SEND = _rx(r"\b(send|sends|sent|forward|upload|post|posts|email|e-mail|mail|report|transmit|submit|notify|cc|bcc|"
             r"recipient|copy to)\b")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+_WORD_JOINERS = re.compile(r"(?<=[A-Za-z])[_.-]+(?=[A-Za-z])")
 _ENCODED = re.compile(r"[A-Za-z0-9+/]{80,}={0,2}|\b[0-9a-fA-F]{96,}\b")
 _PADDING = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]{40,}|(?:\r?\n[ \t]*){6,}")
 
@@ -141,7 +163,9 @@ class ScanReport:
 
 
 def _strings(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, str, int]]:
-    """Every string of a JSON value (keys too), with its location and nesting depth."""
+    """Every string of a JSON value (keys too), with its location and nesting depth (down to _WALK_DEPTH)."""
+    if depth > _WALK_DEPTH:
+        return
     if isinstance(value, str):
         yield where, value, depth
     elif isinstance(value, Mapping):
@@ -195,15 +219,33 @@ class _Checker:
         if _padded(raw):
             self.add("padding", where, "a long run of whitespace or blank lines hides the text after it")
         text = _folded(raw)
+        spaced = _WORD_JOINERS.sub(" ", text)  # ignore_previous_instructions as words
         for category, pattern in (("hidden-markup", _HIDDEN_MARKUP), ("instruction", _INSTRUCTION),
                                   ("secret", _SECRET_STRONG), ("exfiltration", _EXFIL)):
-            if (m := pattern.search(text)) is not None:
+            m = pattern.search(text)
+            if m is None and category == "instruction" and spaced != text:
+                m = pattern.search(spaced)
+            if m is not None:
                 self.add(category, where, f"{_label(category)} ({_quote(m)!r})")
+        self._hidden_encodings(where, text)
         if (m := _SECRET_WEAK.search(text)) is not None and _DIRECTIVE.search(text) and _asks(text, m):
             self.add("secret", where, f"asks to pass on a secret ({_quote(m)!r})")
         self._references(where, text)
         if (m := _ENCODED.search(text)) is not None:
             self.add("encoded", where, f"a {len(m.group(0))}-character encoded blob may hide a payload")
+
+    def _hidden_encodings(self, where: str, text: str) -> None:
+        """Instructions hidden by rot13 or in a base64 blob."""
+        rotated = codecs.encode(text, "rot13")
+        if (len(text) >= 16 and rotated != text and _INSTRUCTION.search(text) is None
+                and (m := _INSTRUCTION.search(rotated)) is not None):
+            self.add("encoded", where, f"a rot13-encoded instruction ({_quote(m)!r})")
+        for blob in _BASE64.findall(text):
+            with contextlib.suppress(ValueError, UnicodeDecodeError):
+                decoded = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8")
+                if (m := _INSTRUCTION.search(decoded) or _SECRET_STRONG.search(decoded)) is not None:
+                    self.add("encoded", where, f"a base64-encoded instruction ({_quote(m)!r})")
+                    return
 
     def _references(self, where: str, text: str) -> None:
         for m in _TOOL_CALL.finditer(text):
@@ -264,15 +306,18 @@ def scan_definition(definition: Mapping[str, Any], *, own_tools: Iterable[str] =
     """
     name = str(definition.get("name", "?"))
     checker = _Checker([*own_tools, name])
-    if (problem := name_problem(name)) is not None:
+    if (problem := name_problem(definition.get("name"))) is not None:
         checker.add("name", "name", problem)
-    size = len(json.dumps(definition, default=str))
-    if size > MAX_DEFINITION:
-        checker.add("oversized", name, f"the definition has {size:,} characters (over {MAX_DEFINITION:,})")
     for key in ("inputSchema", "outputSchema"):
         schema = definition.get(key)
         if schema is not None and _depth(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
             checker.add("oversized", key, f"nested deeper than {MAX_SCHEMA_DEPTH} levels")
+    if _depth(definition, _WALK_DEPTH) > _WALK_DEPTH:
+        checker.add("oversized", name, f"the definition is nested deeper than {_WALK_DEPTH} levels")
+    else:
+        size = len(json.dumps(definition, default=str))
+        if size > MAX_DEFINITION:
+            checker.add("oversized", name, f"the definition has {size:,} characters (over {MAX_DEFINITION:,})")
     for where, text, _level in _strings({k: v for k, v in definition.items() if k != "_meta"}, "tool"):
         checker.text(where.removeprefix("tool."), text)
     reasons = list(dict.fromkeys(r for _, r in checker.found))

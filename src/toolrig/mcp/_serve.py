@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
 from typing import Any, Literal
@@ -14,6 +15,7 @@ import anyio
 from toolrig.mcp._auth import BearerAuth
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._http import build_app
+from toolrig.mcp._limits import BODY_TIMEOUT, MAX_BODY_BYTES
 from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
 from toolrig.mcp._stages import served_stages
 
@@ -69,15 +71,18 @@ async def _opened(server: ToolServer) -> AsyncIterator[None]:
 def http_app(tools: Any, *, path: str = "/mcp", host: str = "127.0.0.1", auth: BearerAuth | None = None,
              stateless: bool = False, allowed_hosts: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = (),
              json_response: bool = False, health: Callable[[], Mapping[str, Any]] | None = None,
-             retry_interval: int | None = None, server: ToolServer | None = None, **options: Any) -> Any:
+             retry_interval: int | None = None, server: ToolServer | None = None, port: int | None = None,
+             max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT, **options: Any) -> Any:
     """An ASGI app serving ``tools`` over streamable HTTP (run it with uvicorn, or test it in process).
 
-    ``**options`` go to :func:`build_server`. The app's lifespan opens the toolset and closes the runtime.
+    ``port``: the port it is served on (loopback Host / Origin values must then name it); ``max_body`` /
+    ``body_timeout``: the largest POST body and the seconds to send it. ``**options`` go to
+    :func:`build_server`. The app's lifespan opens the toolset and closes the runtime.
     """
     server = server or build_server(tools, **options)
     app = build_app(server, path=path, host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
                     auth=auth, stateless=stateless, json_response=json_response, health=health,
-                    retry_interval=retry_interval)
+                    retry_interval=retry_interval, port=port, max_body=max_body, body_timeout=body_timeout)
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -124,16 +129,19 @@ async def serve_async(tools: Any = None, *, transport: Transport = "stdio", host
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
     import uvicorn
 
-    app = http_app(None, host=host, server=server, **{k: v for k, v in options.items() if k in _HTTP_OPTIONS})
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+    listener = _listen(host, port)  # bound first, so the app knows its port (Host / Origin must name it)
+    bound_port = int(listener.getsockname()[1])
+    app = http_app(None, host=host, server=server, port=bound_port,
+                   **{k: v for k, v in options.items() if k in _HTTP_OPTIONS})
+    config = uvicorn.Config(app, host=host, port=bound_port, log_level=log_level, lifespan="on",
                             timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN)
     httpd = uvicorn.Server(config)
 
     async def run() -> None:
         # Shielded: cancelling us asks uvicorn to stop (below) instead of tearing it down mid-flight, so its
         # lifespan closes the toolset (and stops launched upstream servers) before we return.
-        with anyio.CancelScope(shield=True):
-            await httpd.serve()
+        with anyio.CancelScope(shield=True), listener:
+            await httpd.serve(sockets=[listener])
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
@@ -143,8 +151,7 @@ async def serve_async(tools: Any = None, *, transport: Transport = "stdio", host
                     return
                 await anyio.sleep(0.02)
             if on_ready is not None:
-                bound = httpd.servers[0].sockets[0].getsockname()[1] if httpd.servers else port
-                on_ready(f"http://{_url_host(host)}:{bound}{options.get('path', '/mcp')}")
+                on_ready(f"http://{_url_host(host)}:{bound_port}{options.get('path', '/mcp')}")
             await anyio.sleep_forever()
         finally:
             httpd.should_exit = True
@@ -154,7 +161,20 @@ _GRACEFUL_SHUTDOWN = 5
 """Seconds open connections get to finish when the server is stopped (then they are closed)."""
 
 _HTTP_OPTIONS = frozenset({"path", "auth", "stateless", "allowed_hosts", "allowed_origins", "json_response",
-                           "health", "retry_interval"})
+                           "health", "retry_interval", "max_body", "body_timeout"})
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: a free one), for uvicorn to listen on."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def _url_host(host: str) -> str:

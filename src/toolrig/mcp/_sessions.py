@@ -34,6 +34,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from toolrig.mcp._events import SessionEvents
 from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
 
 __all__ = ["SessionManager", "new_session_id", "user_of"]
@@ -209,7 +210,8 @@ class SessionManager:
             return
         session_id = new_session_id()
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=session_id, is_json_response_enabled=self.json_response, event_store=self.event_store,
+            mcp_session_id=session_id, is_json_response_enabled=self.json_response,
+            event_store=None if self.event_store is None else SessionEvents(self.event_store),
             security_settings=self.security, retry_interval=self.retry_interval, idle_timeout=self.idle_timeout)
         self._transports[session_id] = transport
         self._owners[session_id] = principal
