@@ -95,12 +95,12 @@ def http_app(tools: Any, *, path: str = "/mcp", host: str = "127.0.0.1", auth: B
 
 
 async def _run_stdio(server: ToolServer) -> None:
-    from mcp.server.stdio import stdio_server
+    from toolrig.mcp._stdio import checked_stdio
 
     identity = CallerIdentity(session_id=f"stdio-{secrets.token_urlsafe(16)}", transport="stdio")
     token = caller_identity.set(identity)
     try:
-        async with _opened(server), stdio_server() as (read, write):
+        async with _opened(server), checked_stdio() as (read, write):
             await server.server.run(read, write, server.initialization_options())
     finally:
         caller_identity.reset(token)
