@@ -80,6 +80,7 @@ def tools() -> list[t.Tool]:
 
 
 async def list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
+    note("list")
     return t.ListToolsResult(tools=tools())
 
 
@@ -173,7 +174,8 @@ async def h_fail(ctx: Any, args: dict[str, Any]) -> t.CallToolResult:
 
 async def h_grow(ctx: Any, args: dict[str, Any]) -> t.CallToolResult:
     STATE["extra"].append(str(args["name"]))
-    await ctx.session.send_tool_list_changed()
+    for _ in range(int(args.get("times", 1))):  # times > 1: a flood of list_changed notifications
+        await ctx.session.send_tool_list_changed()
     return text("grown")
 
 

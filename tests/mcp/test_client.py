@@ -121,6 +121,25 @@ async def test_tool_list_refreshes_on_list_changed() -> None:
     assert changes and "fresh" in changes[-1]
 
 
+async def test_a_flood_of_list_changed_notifications_is_coalesced(tmp_path: Path) -> None:
+    log = tmp_path / "peer.log"
+    async with MCPToolset(STDIO, env={"PEER_LOG": str(log)}) as ts:
+        start = log.read_text().count("list\n")
+        await tool_of(ts, "grow").__call_tool__({"name": "flooded", "times": 500})
+        with anyio.fail_after(30):
+            while "flooded" not in ts.names():
+                await anyio.sleep(0.01)
+        seen, quiet = -1, 0
+        with anyio.fail_after(60):  # until the server has seen no new listing for a while
+            while quiet < 20:
+                now = log.read_text().count("list\n")
+                seen, quiet = now, (quiet + 1 if now == seen else 0)
+                await anyio.sleep(0.05)
+        # a burst is one listing (at most one more queued behind it while it runs), not 500
+        assert 1 <= seen - start <= 50, seen - start
+        assert (await tool_of(ts, "flooded").__call_tool__({})).text == "extra flooded"
+
+
 async def test_refused_names_are_left_out_with_reasons() -> None:
     async with MCPToolset(STDIO, prefix="peer", other_prefixes=["github"], env={"PEER_BAD_NAMES": "1"}) as ts:
         reasons = dict(ts.refused)

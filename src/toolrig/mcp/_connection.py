@@ -38,6 +38,8 @@ DEFAULT_RECONNECT = RetryPolicy(max_attempts=1_000_000, initial_delay=0.5, multi
 
 _LOST_CODES = frozenset({mcp_types.CONNECTION_CLOSED})
 _MAX_PAGES = 100
+_REFRESH_SETTLE = 0.1
+"""Seconds a tool-list refresh waits after list_changed, so that a burst of notifications costs one listing."""
 
 
 class Connection:
@@ -78,6 +80,7 @@ class Connection:
         self._poke = anyio.Event()
         self._closed = False
         self._refresh_lock = anyio.Lock()
+        self._refresh_queued = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._first = anyio.Event()
 
@@ -212,33 +215,47 @@ class Connection:
     # -- notifications -----------------------------------------------------------------------------
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
-            if self._tg is not None:
-                self._tg.start_soon(self.refresh)
+            if self._tg is not None and not self._refresh_queued:  # a flood costs at most two listings
+                self._refresh_queued = True
+                self._tg.start_soon(self._queued_refresh)
         elif isinstance(message, Exception):
             log.debug("transport error from MCP server %s: %s", self.name, message)
 
-    async def refresh(self) -> None:
+    async def _queued_refresh(self) -> None:
+        """One refresh for every notification that came before it starts listing (later ones queue another).
+
+        It waits ``_REFRESH_SETTLE`` seconds first, so a burst of notifications is one listing.
+        """
+        await anyio.sleep(_REFRESH_SETTLE)
+        async with self._refresh_lock:
+            self._refresh_queued = False
+            await self.refresh(locked=True)
+
+    async def refresh(self, *, locked: bool = False) -> None:
         """List the tools again (after ``notifications/tools/list_changed``)."""
         client = self._client
         if client is None:
             return
         try:
-            await self._list_tools(client)
+            await self._list_tools(client, locked=locked)
         except (MCPError, OSError, TimeoutError) as exc:
             log.warning("could not refresh the tools of MCP server %s: %s", self.name, _describe(exc))
 
-    async def _list_tools(self, client: Client) -> None:
-        async with self._refresh_lock:
-            tools: list[mcp_types.Tool] = []
-            cursor: str | None = None
-            for _ in range(_MAX_PAGES):
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-            if self._on_tools is not None:
-                await self._on_tools(tools)
+    async def _list_tools(self, client: Client, *, locked: bool = False) -> None:
+        if not locked:
+            async with self._refresh_lock:
+                await self._list_tools(client, locked=True)
+            return
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        if self._on_tools is not None:
+            await self._on_tools(tools)
 
     # -- calls -------------------------------------------------------------------------------------
     async def call_tool(self, name: str, arguments: Mapping[str, Any], context: CallContext | None
