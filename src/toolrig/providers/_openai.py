@@ -9,6 +9,7 @@ OpenAI documents that strict schemas are not guaranteed for parallel calls, so s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -30,6 +31,8 @@ __all__ = [
     "to_openai_result",
     "to_openai_results",
 ]
+
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 OpenAIApi = Literal["chat", "responses"]
 
@@ -177,7 +180,9 @@ def to_openai_results(outcomes: Iterable[ToolOutcome], *, api: OpenAIApi = "chat
 
 
 def _filename(name: str | None, uri: str) -> str:
-    if name:
-        return name
-    tail = uri.rsplit("/", 1)[-1]
-    return tail if tail and not uri.startswith("data:") else "document.pdf"
+    """A plain file name for the model: the part's name (or the URI's last segment) in letters, digits and
+    ``._-`` only, at most 100 characters: a name from a tool or an MCP server is untrusted text, not a
+    place for instructions or a forged fence."""
+    raw = name or ("" if uri.startswith("data:") else uri.rsplit("/", 1)[-1])
+    safe = _UNSAFE_FILENAME.sub("_", raw).strip("._")[:100]
+    return safe or "document.pdf"
