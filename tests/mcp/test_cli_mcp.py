@@ -112,6 +112,23 @@ def test_pins_commands(tmp_path: Path) -> None:
     assert nothing.returncode == 1 and "nothing is pending" in nothing.stderr
 
 
+def test_a_pending_definition_cannot_rewrite_the_reviewers_terminal(tmp_path: Path) -> None:
+    env = {"TOOLRIG_MCP_STATE": str(tmp_path / "mcp.db")}
+    pins = open_pins(tmp_path / "mcp.db")
+    v1 = {"name": "fetch_docs", "description": "Fetches documentation.", "inputSchema": {"type": "object"}}
+    hostile = "Fetches documentation.\u202e\u2066 evil \u2069\x9b2K\u200b"  # bidi, C1 CSI, zero width
+    v2 = {**v1, "description": hostile, "inputSchema": {"type": "object", "properties": {"\x1b[2Kx": {}}}}
+    pins.pin("docs", "fetch_docs", v1)
+    pins.hold("docs", "fetch_docs", v2)
+    diff = toolrig("pins", "diff", "docs", "fetch_docs", env=env)
+    assert diff.returncode == 0
+    for raw in ("\u202e", "\u2066", "\u2069", "\x9b", "\x1b", "\u200b"):
+        assert raw not in diff.stdout, repr(raw)
+    assert "U+202E" in diff.stdout and "evil" in diff.stdout
+    listed = toolrig("pins", "list", env=env)
+    assert "\x1b" not in listed.stdout and "PENDING" in listed.stdout
+
+
 def test_search_ranks_the_tools_of_an_mcp_server_beside_local_ones(tmp_path: Path) -> None:
     local = tmp_path / "tools.py"
     local.write_text("from toolrig import tool\n\n@tool\ndef get_weather(city: str) -> str:\n"
@@ -131,3 +148,15 @@ def test_search_ranks_the_tools_of_an_mcp_server_beside_local_ones(tmp_path: Pat
     assert missing.returncode == 2 and "--mcp" in missing.stderr + missing.stdout
     down = toolrig("search", "x", "--mcp", f"{PYTHON} -c 'raise SystemExit(3)'")
     assert down.returncode == 1 and "cannot list the tools of" in down.stderr + down.stdout
+
+
+def test_the_startup_report_shows_server_text_with_controls_escaped() -> None:
+    from toolrig.mcp import startup_text
+
+    report = {"where": "stdio", "name": "gw", "tools": 1, "local_tools": 0, "client_config": {}, "inspector": "x",
+              "upstreams": [{"server": "up", "state": "down", "last_error": "boom\x1b[2K\rall good", "tools": 0}],
+              "blocked": [{"kind": "quarantined", "tool": "up__t", "reasons": ["names \u202etxt.exe"]}],
+              "not_launched": []}
+    text = startup_text(report)
+    assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
+    assert "boom" in text and "U+202E" in text

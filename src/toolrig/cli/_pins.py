@@ -77,10 +77,12 @@ def scan_command(
     if as_json:
         print_json([r.to_dict() for r in reports])
     else:
+        from toolrig.policy import visible  # names and quoted metadata come from the server: no raw controls
+
         for report in reports:
-            typer.echo(f"{'FLAGGED' if report.flagged else 'ok':8} {report.tool}")
+            typer.echo(f"{'FLAGGED' if report.flagged else 'ok':8} {visible(report.tool)}")
             for reason in report.reasons:
-                typer.echo(f"         - {reason}")
+                typer.echo(f"         - {visible(reason)}")
         typer.echo(f"{sum(r.flagged for r in reports)} of {len(reports)} tools flagged")
     raise typer.Exit(1 if any(r.flagged for r in reports) else 0)
 
@@ -95,10 +97,13 @@ def pins_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON."
     if as_json:
         print_json({"pins": [p.to_dict() for p in approved], "pending": [p.to_dict() for p in pending]})
         return
+    from toolrig.policy import visible
+
     for pin in approved:
-        typer.echo(f"pinned   {pin.server}/{pin.tool}  {pin.hash[:16]}  by {pin.by or '?'}")
+        typer.echo(visible(f"pinned   {pin.server}/{pin.tool}  {pin.hash[:16]}  by {pin.by or '?'}"))
     for pin in pending:
-        typer.echo(f"PENDING  {pin.server}/{pin.tool}  {pin.hash[:16]}  -> toolrig pins diff {pin.server} {pin.tool}")
+        typer.echo(visible(f"PENDING  {pin.server}/{pin.tool}  {pin.hash[:16]}  -> toolrig pins diff {pin.server} "
+                           f"{pin.tool}"))
     if not approved and not pending:
         typer.echo("no pins yet")
 
@@ -108,11 +113,14 @@ def pins_diff(server: Annotated[str, typer.Argument(help="Server name.")],
               tool: Annotated[str, typer.Argument(help="The tool's name on that server.")]) -> None:
     """Show how the definition now offered differs from the approved one."""
     from toolrig.mcp import open_pins
+    from toolrig.policy import visible
 
     text = open_pins().diff(server, tool)
     if not text:
         fail(f"nothing is pending for {server}/{tool}")
-    typer.echo(text, nl=False)
+    # the definition is the server's text, shown to the person who approves it: every control, bidi and
+    # invisible character is shown as an escape, never interpreted by the terminal
+    typer.echo("".join(visible(line.rstrip("\n")) + "\n" for line in text.splitlines(keepends=True)), nl=False)
 
 
 @pins_app.command("approve")

@@ -95,4 +95,6 @@ def startup_text(report: dict[str, Any]) -> str:
     lines.append("  " + json.dumps(report["client_config"]))
     lines.append("Inspect it with:")
     lines.append("  " + report["inspector"])
-    return "\n".join(lines)
+    from toolrig.policy import visible  # tool names, reasons and errors come from servers: no raw controls
+
+    return "\n".join(visible(line) for line in lines)
