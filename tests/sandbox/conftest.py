@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from sandbox_helpers import Canaries
+from sandbox_helpers import Canaries, adopt_orphans
 
 from toolrig.sandbox import BubblewrapBackend, Sandbox, SandboxLimits
 
@@ -26,6 +26,13 @@ def _need_bubblewrap() -> None:
     if os.environ.get("CI"):
         pytest.fail(f"bubblewrap must work under CI (.ci/run installs it): {reason}")
     pytest.skip(f"no bubblewrap on this machine: {reason}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _orphans_stay_ours() -> None:
+    """Escaped or orphaned sandbox processes reparent to this test run (see ``adopt_orphans``)."""
+    if not adopt_orphans() and os.environ.get("CI"):
+        pytest.fail("PR_SET_CHILD_SUBREAPER is needed to count surviving sandbox processes")
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Canaries", "accepted", "sandbox_processes"]
+__all__ = ["Canaries", "accepted", "adopt_orphans", "sandbox_processes"]
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,42 @@ def accepted(server: socket.socket) -> bool:
     return True
 
 
+def adopt_orphans() -> bool:
+    """Make this process a child subreaper (Linux ``PR_SET_CHILD_SUBREAPER``): a process any test starts stays
+    a descendant of the test run even when its parent dies, so :func:`sandbox_processes` sees escapes and
+    ignores other test runs on the same machine. False where prctl is unavailable."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    libc = ctypes.CDLL(name, use_errno=True)
+    return bool(libc.prctl(36, 1, 0, 0, 0) == 0)  # 36: PR_SET_CHILD_SUBREAPER
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[-1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    for _ in range(64):
+        parent = _parent_of(pid)
+        if parent is None or parent <= 1:
+            return False
+        if parent == ancestor:
+            return True
+        pid = parent
+    return False
+
+
 def sandbox_processes(token: bytes = b"/run/toolrig/") -> list[int]:
-    """Live host processes whose command line names the sandbox's runner paths."""
+    """Live processes started by this test run whose command line names the sandbox's runner paths."""
+    me = os.getpid()
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -45,6 +79,6 @@ def sandbox_processes(token: bytes = b"/run/toolrig/") -> list[int]:
                 state = handle.read().rsplit(b")", 1)[-1].split()[0]
         except OSError:
             continue
-        if token in cmdline and state != b"Z":
+        if token in cmdline and state != b"Z" and _descends_from(int(entry), me):
             found.append(int(entry))
     return found
