@@ -11,7 +11,7 @@ Rows, each a server in a subprocess and the official SDK's ``Client`` calling it
   the SDK server directly over HTTP: the latency the gateway adds.
 
 Each configuration runs ``--runs`` times, interleaved (fresh processes each time); the median run is reported,
-with the server processes' CPU time per call (children included: the gateway's upstream) read from /proc.
+with the server processes' CPU time per call (descendants included: the gateway's upstream, sandboxed) read from /proc.
 Targets: toolrig's server at least as fast as the SDK's own (calls/s ratio >= 1.0, stdio and HTTP), and the
 gateway adding at most 15% latency (p50). A table first, then one summary line.
 """
@@ -51,9 +51,13 @@ class Result:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process and its children (from /proc; 0 where unreadable)."""
-    total = 0.0
+    """User + system CPU time of a process and all its descendants (from /proc; 0 where unreadable).
+
+    All descendants, not only children: the gateway's sandboxed upstream runs under two bubblewrap processes.
+    """
     tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -61,10 +65,13 @@ def _cpu_seconds(pid: int) -> float:
             fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
-        if int(proc.name) == pid or ppid == pid:
-            total += (utime + stime) / tick
-    return total
+        parent[int(proc.name)] = int(fields[1])
+        cpu[int(proc.name)] = (int(fields[11]) + int(fields[12])) / tick
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        frontier = [child for child, ppid in parent.items() if ppid in frontier and child not in tree]
+        tree.update(frontier)
+    return sum(cpu.get(p, 0.0) for p in tree)
 
 
 def _children() -> list[int]:

@@ -160,3 +160,53 @@ def test_the_startup_report_shows_server_text_with_controls_escaped() -> None:
     text = startup_text(report)
     assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
     assert "boom" in text and "U+202E" in text
+
+
+LOOP_TOOLS = '''
+import asyncio
+
+from toolrig import tool
+
+
+@tool(permission="readonly")
+async def loop_kind() -> str:
+    """Name the event loop's class."""
+    loop = asyncio.get_running_loop()
+    return f"{type(loop).__module__}.{type(loop).__name__}"
+'''
+
+
+def test_serve_runs_on_uvloop_and_proxies_upstream_calls(tmp_path: Path) -> None:
+    """`toolrig serve` runs on uvloop (the mcp extra brings it): local tools and upstream calls work on it."""
+    import anyio
+    from mcp import Client
+
+    (tmp_path / "looptools.py").write_text(LOOP_TOOLS)
+    config = tmp_path / "toolrig.toml"
+    config.write_text(f"""
+[mcpServers.peer]
+command = {json.dumps(PYTHON)}
+args = [{json.dumps(str(PEER))}, "stdio"]
+trusted = true
+[tools]
+modules = ["looptools.py"]
+[policy]
+allow = ["*"]
+[runtime]
+audit = false
+""")
+    env = {"TOOLRIG_MCP_STATE": str(tmp_path / "mcp.db")}
+    open_pins(tmp_path / "mcp.db").approve_launch([PYTHON, str(PEER), "stdio"], None, {})
+    port = free_port()
+
+    async def calls() -> tuple[str, str]:
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", cache=None) as client:
+            kind = await client.call_tool("loop_kind", {})
+            echoed = await client.call_tool("peer__echo", {"text": "through the gateway"})
+        return str(kind.content[0].text), str(echoed.content[0].text)  # type: ignore[union-attr]
+
+    with running([PYTHON, "-m", "toolrig", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"],
+                 port, env=env, log=tmp_path / "serve.log"):
+        kind, echoed = anyio.run(calls)
+    assert kind.startswith("uvloop"), kind
+    assert "through the gateway" in echoed

@@ -89,7 +89,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
-        anyio.run(lambda: gateway.serve(transport=transport, host=host, port=port, on_ready=ready))
+        gateway.run(transport=transport, host=host, port=port, on_ready=ready)
 
 
 def _logging(as_json: bool) -> None:

@@ -223,6 +223,12 @@ class Gateway:
         return {"tools": len(self.toolset.list()), "blocked": len(self.toolset.blocked()),
                 "upstreams": {s.name: s.health.state for s in self.toolset.servers()}}
 
+    def run(self, *, transport: str, host: str, port: int, on_ready: Callable[[str], Any] | None = None) -> None:
+        """:meth:`serve` until interrupted, in an event loop of its own (uvloop where installed)."""
+        from toolrig.mcp._serve import run_blocking
+
+        run_blocking(lambda: self.serve(transport=transport, host=host, port=port, on_ready=on_ready))
+
     async def serve(self, *, transport: str, host: str, port: int,
                     on_ready: Callable[[str], Any] | None = None) -> None:
         """Serve until cancelled."""

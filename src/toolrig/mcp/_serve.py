@@ -1,12 +1,18 @@
-"""Serving a toolset: :func:`serve`, :func:`serve_async`, :func:`http_app` and :func:`build_server`."""
+"""Serving a toolset: :func:`serve`, :func:`serve_async`, :func:`http_app` and :func:`build_server`.
+
+The blocking entry points (:func:`serve`, ``toolrig serve``) run on uvloop where it is installed (the ``mcp``
+extra brings it, with httptools, which uvicorn then parses HTTP with): the same asyncio semantics, a cheaper
+event loop. ``serve_async`` runs on whatever loop its caller has.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import secrets
 import socket
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any, Literal
 
@@ -19,7 +25,7 @@ from toolrig.mcp._limits import BODY_TIMEOUT, MAX_BODY_BYTES
 from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
 from toolrig.mcp._stages import served_stages
 
-__all__ = ["build_server", "http_app", "serve", "serve_async"]
+__all__ = ["build_server", "http_app", "run_blocking", "serve", "serve_async"]
 
 log = logging.getLogger("toolrig.mcp.server")
 
@@ -186,4 +192,14 @@ def _url_host(host: str) -> str:
 def serve(tools: Any = None, *, transport: Transport = "stdio", host: str = "127.0.0.1", port: int = 8000,
           **options: Any) -> None:
     """Blocking :func:`serve_async` (Ctrl-C stops it)."""
-    anyio.run(partial(serve_async, tools, transport=transport, host=host, port=port, **options))
+    run_blocking(partial(serve_async, tools, transport=transport, host=host, port=port, **options))
+
+
+def run_blocking(main: Callable[[], Awaitable[Any]]) -> Any:
+    """``anyio.run(main)`` on uvloop when it is installed (else asyncio's own loop)."""
+    return anyio.run(main, backend="asyncio", backend_options=loop_options())
+
+
+def loop_options() -> dict[str, Any]:
+    """anyio's asyncio backend options: uvloop when it can be imported."""
+    return {"use_uvloop": True} if importlib.util.find_spec("uvloop") is not None else {}
