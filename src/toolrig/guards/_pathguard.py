@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import weakref
 from collections.abc import Iterable, Iterator
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from toolrig.errors import PathDenied, PathError, PathProtected
-from toolrig.guards._listing import FileInfo, info_from_stat, walk_fd
+from toolrig.guards._listing import FileInfo, info_from_stat, remove_tree, walk_fd
 from toolrig.guards._openat2 import Openat2
 from toolrig.guards._pathnames import split_path
 from toolrig.guards._patterns import PathPattern
@@ -270,7 +269,8 @@ class PathGuard:
                 elif recursive:
                     if not self._tree_unprotected(target, allow_protected):
                         raise PathProtected(path, f"{target.relative!r} contains protected names", None)
-                    shutil.rmtree(target.leaf, dir_fd=target.dir_fd)
+                    remove_tree(target.dir_fd, target.leaf, root_dev=self._walker.root_dev,
+                                cross_mounts=self.cross_mounts)
                 else:
                     os.rmdir(target.leaf, dir_fd=target.dir_fd)
             except OSError as exc:
