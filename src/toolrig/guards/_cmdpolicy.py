@@ -21,6 +21,7 @@ from toolrig.errors import CommandParseError
 from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, INTERPRETERS, BlockRule, base_name, operands
 from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
 from toolrig.guards._risky import risky_reason
+from toolrig.guards._shbuiltins import builtin_reason
 from toolrig.guards._shmodel import ParsedCommand, Redirect, SimpleCommand
 from toolrig.guards._shparse import parse_command
 from toolrig.guards._shwrappers import SHELLS
@@ -149,7 +150,7 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
         flags.append("defines or runs a shell function")
     flags += [p for r in command.redirects if (p := _redirect_problem(r, protected)) is not None]
     if command.argv and not command.wrapper:
-        risky = risky_reason(command.argv)
+        risky = risky_reason(command.argv) or builtin_reason(command.argv)
         if risky:
             flags.append(risky)
         name = base_name(command.argv[0])

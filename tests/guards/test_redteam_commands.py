@@ -1,0 +1,102 @@
+"""Red-team variants beyond the shell corpus: builtins that evaluate quoted text as code, traps,
+variables that change later commands, wrappers, descriptor redirections that crashed the walker."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolrig.guards import CommandPolicy, parse_command
+
+# broad allow rules an operator might write for "harmless" builtins and tools
+BROAD = CommandPolicy(allow=[
+    "ls *", "echo *", "cat *", "printf *", "test *", "[ *", "read *", "let *", "declare *", "typeset *",
+    "local *", "export *", "readonly *", "unset *", "mapfile *", "readarray *", "trap *", "alias *", "bind *",
+    "complete *", "compgen *", "fc *", "enable *", "hash *", "wait *", "shift *", "getopts *", "ulimit *",
+    "flock *", "chroot *", "strace *", "git status*", "true", "shopt *"])
+
+# each of these runs `touch X` in bash although every word is a quoted literal or an allowed program
+# (checked against bash 5: array subscripts are arithmetic, and arithmetic expands $(...))
+HIDDEN_CODE = [
+    "let 'x[$(touch X)]=1'",
+    "test -v 'x[$(touch X)]'",
+    "[ -v 'x[$(touch X)]' ]",
+    "printf -v 'x[$(touch X)]' 1",
+    "printf -v x 'a[$(touch X)]'",
+    "declare 'x[$(touch X)]=1'",
+    "typeset -n r='x[$(touch X)]'",
+    "read 'x[$(touch X)]' <<< a",
+    "unset 'x[`touch X`]'",
+    "local 'x[$(touch X)]=1'",
+    "wait -p 'x[$(touch X)]'",
+    "shift 'x[$(touch X)]'",
+    "ulimit -n 'x[$(touch X)]'",
+    "mapfile -C 'touch X' -c 1 x",
+    "readarray -C'touch X' x",
+    "trap 'touch X' EXIT",
+    "trap -- 'touch X' DEBUG; git status",
+    "bind -x '\"a\":touch X'",
+    "compgen -C 'touch X' a",
+    "complete -C 'touch X' ls",
+    "fc -e 'touch X'",
+    "enable -f ./evil.so evil",
+    "hash -p ./evil ls; ls",
+    "alias ls='touch X'",
+    "shopt -s expand_aliases; alias ls='touch X'",
+    "export GIT_EXTERNAL_DIFF=./evil; git status",
+    "export LD_PRELOAD=./evil.so; ls",
+    "declare -x BASH_ENV=./evil.sh",
+    "readonly PROMPT_COMMAND=x",
+    "read GIT_PAGER < evil.txt",
+    "flock /tmp/lock touch X",
+    "flock -c 'touch X' /tmp/lock",
+    "chroot / touch X",
+    "strace -f touch X",
+]
+
+
+@pytest.mark.parametrize("command", HIDDEN_CODE)
+def test_builtins_and_wrappers_that_hide_code_are_not_allowed(command: str) -> None:
+    decision = BROAD.decide(command)
+    assert not decision.allowed, (command, [v.command for v in decision.verdicts])
+    assert decision.reason
+
+
+@pytest.mark.parametrize("command", [
+    "trap 'touch X' EXIT",
+    "flock /tmp/lock touch X",
+    "chroot / touch X",
+])
+def test_what_a_trap_or_wrapper_runs_is_judged_itself(command: str) -> None:
+    """Deny rules see through them, and an allow rule for the inner command is what decides."""
+    assert CommandPolicy(allow=["trap *", "flock *", "chroot *"], deny=["touch *"]).decide(command).denied
+    assert CommandPolicy(allow=["trap *", "flock *", "chroot *", "touch *"]).decide(command).allowed
+
+
+@pytest.mark.parametrize("command", [
+    "test -f README.md", "printf '%s\\n' a b", "export", "declare -p", "trap -p", "trap - EXIT",
+    "read", "echo '$HOME'", "git status",
+])
+def test_plain_uses_stay_allowed(command: str) -> None:
+    assert BROAD.decide(command).allowed, BROAD.decide(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "ls >&-", "ls 2>&-", "exec >&-", "cat <&-", "exec 3>&-", "ls 1>&2-", "{ ls; } >&-",
+])
+def test_closing_descriptors_parses(command: str) -> None:
+    """Before: AttributeError inside the walker (decide() promises never to raise)."""
+    parse_command(command)
+    assert BROAD.decide(command).decision in ("allow", "ask")
+
+
+_TOKENS = [*"ab $()`'\"{}[];|&<>-=\\#!*?~\n\t0123", "<&-", ">&", "<<", "<<<", "ls ", "trap ", "let ", "eval "]
+_SHELLISH = st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=24).map("".join)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=400)
+@given(_SHELLISH)
+def test_decide_never_raises(text: str) -> None:
+    decision = BROAD.decide(text)
+    assert decision.decision in ("allow", "ask", "deny") and decision.reason
