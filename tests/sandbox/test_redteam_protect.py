@@ -1,0 +1,75 @@
+"""Red-team attempts on the read-only protected names of a host work dir (``Sandbox(protect=)``).
+
+Before the fix, ``mv .git .git2 && mkdir -p .git/hooks`` succeeded: the read-only mounts moved along
+with ``.git2`` and the host was left a ``.git`` of the command's making (hooks and config that run code
+at the next ``git status``). The directories above protected paths are now mount points themselves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolrig.sandbox import PROTECTED_IN_WORKDIR, WORKDIR, Sandbox, SandboxLimits
+from toolrig.sandbox._protect import protected_ancestors  # the helper itself
+
+LIMITS = SandboxLimits(timeout=20)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, need_bubblewrap: None) -> Path:
+    root = tmp_path / "repo"
+    for directory in (".git/hooks", ".git/objects", ".git/refs/heads", ".github/workflows", ".config/fish"):
+        (root / directory).mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
+    (root / ".config" / "fish" / "config.fish").write_text("# fish\n")
+    return root
+
+
+def _run(root: Path, script: str) -> str:
+    box = Sandbox(backend="bubblewrap", workdir=root, protect=PROTECTED_IN_WORKDIR, limits=LIMITS)
+    result = box.run_sync(["bash", "-c", script], cwd=WORKDIR)
+    assert result.leftover_processes == 0
+    return result.text + result.error_text
+
+
+@pytest.mark.parametrize("script", [
+    "mv .git .git2 && mkdir -p .git/hooks && echo 'id' > .git/hooks/pre-commit",
+    "mv .git/ elsewhere && cp -r elsewhere .git",
+    "mv .github .github2 && mkdir -p .github/workflows && echo evil > .github/workflows/ci.yml",
+    "mv .config .config2 && mkdir -p .config/fish && echo evil > .config/fish/config.fish",
+    "rm -rf .git; mkdir -p .git/hooks && echo id > .git/hooks/pre-commit",
+    "cd .git && mv ../.git ../.g",
+    "python3 -c \"import os; os.rename('.git', '.g')\"",
+])
+def test_a_parent_of_a_protected_path_cannot_be_renamed_or_replaced(repo: Path, script: str) -> None:
+    _run(repo, script + " ; echo end")
+    assert sorted(p.name for p in repo.iterdir()) == [".config", ".git", ".github"]
+    assert (repo / ".git" / "config").read_text() == "[core]\n"
+    assert list((repo / ".git" / "hooks").iterdir()) == []
+    assert (repo / ".github" / "workflows" / "ci.yml").read_text() == "on: push\n"
+    assert (repo / ".config" / "fish" / "config.fish").read_text() == "# fish\n"
+
+
+def test_inside_a_pinned_parent_git_still_works(repo: Path) -> None:
+    out = _run(repo, "echo blob > .git/objects/o && mkdir -p .git/refs/tags && echo WROTE")
+    assert "WROTE" in out and (repo / ".git" / "objects" / "o").read_text() == "blob\n"
+
+
+def test_git_indirections_are_protected_where_they_exist(repo: Path) -> None:
+    """``.git/commondir`` makes git read config and hooks from another directory (code at the next
+    ``git status``); where it exists it is read-only like ``.git/config``."""
+    (repo / ".git" / "commondir").write_text(".\n")
+    (repo / ".git" / "info").mkdir()
+    _run(repo, "echo ../evil > .git/commondir; echo '* filter=x' > .git/info/attributes; echo end")
+    assert (repo / ".git" / "commondir").read_text() == ".\n"
+    assert not (repo / ".git" / "info" / "attributes").exists()
+
+
+def test_ancestors_are_the_directories_between() -> None:
+    assert protected_ancestors([".git/hooks", ".git/config", ".env", ".github/workflows", "a/b/c"]) == (
+        ".git", ".github", "a", "a/b")
+    assert protected_ancestors([".git", ".git/hooks"]) == ()  # .git is protected itself
