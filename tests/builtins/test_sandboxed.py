@@ -118,11 +118,14 @@ def test_the_model_cannot_stretch_the_timeout(root: Path) -> None:
     assert outcome.error.kind is ErrorKind.TIMEOUT and "within 2 s" in outcome.error.message
 
 
-def test_a_write_to_a_protected_name_is_reported(root: Path) -> None:
+def test_a_created_protected_name_is_moved_aside_and_reported(root: Path) -> None:
     with Runtime([shell_tool(root)], audit=False, approval=Approvals(True)) as rt:
         outcome = call(rt, "shell", command="mkdir -p .git/hooks && echo id > .git/hooks/post-checkout")
-    assert outcome.ok and "WARNING: the command changed protected files" in outcome.content
-    assert ".git/hooks/post-checkout (created)" in outcome.content
+    assert outcome.ok and "WARNING: the command created protected files" in outcome.content
+    assert not (root / ".git" / "hooks").exists()
+    kept = [p for p in root.iterdir() if p.name.startswith(".toolrig-quarantine-")]
+    assert len(kept) == 1 and (kept[0] / ".git" / "hooks" / "post-checkout").read_text() == "id\n"
+    assert f".git/hooks -> {kept[0].name}/.git/hooks" in outcome.content
 
 
 def test_existing_protected_names_stay_read_only_and_the_rest_of_the_root_is_writable(

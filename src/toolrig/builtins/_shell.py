@@ -119,12 +119,17 @@ class Shell(Tool):
         before = protected_fingerprint(self.root)
         result = await self.sandbox.run(["bash", "--noprofile", "--norc", "-c", command], cwd=WORKDIR,
                                         env=self.env, timeout=seconds)
-        changed = _changes(before, protected_fingerprint(self.root))
+        quarantined = {line.split(" ", 1)[0] for line in result.quarantined}
+        changed = [c for c in _changes(before, protected_fingerprint(self.root))
+                   if not any(c == f"{q} (created)" or c.startswith(f"{q}/") for q in quarantined)]
         return self._render(result, seconds, changed)
 
     def _render(self, result: SandboxResult, seconds: float, changed: list[str]) -> str:
         out, err = result.text, result.error_text
         notes: list[str] = []
+        if result.quarantined:
+            notes.append("WARNING: the command created protected files; they were moved aside for a human to "
+                         "review (nothing runs them there): " + "; ".join(result.quarantined[:10]))
         if changed:
             notes.append("WARNING: the command changed protected files (" + ", ".join(changed[:10]) +
                          "); a human should review them before git or a shell runs them")
