@@ -30,8 +30,12 @@ SHELL_ENV: dict[str, str] = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
     "EDITOR": "true", "VISUAL": "true", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "TERM": "dumb",
     "NO_COLOR": "1", "DEBIAN_FRONTEND": "noninteractive", "PIP_NO_INPUT": "1", "npm_config_yes": "false",
+    # a directory the command wrote that looks like a bare repository (HEAD, objects/, refs/, config with
+    # core.fsmonitor and core.worktree) would make an allowed `git status` run its code: git must be told
+    "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.bareRepository", "GIT_CONFIG_VALUE_0": "explicit",
 }
-"""Variables every command gets: no pager, no prompt, no editor waits for a terminal that is not there."""
+"""Variables every command gets: no pager, no prompt, no editor waits for a terminal that is not there,
+no implicit bare repositories."""
 
 _WATCHED = PROTECTED_IN_WORKDIR
 _MAX_WATCHED = 500
