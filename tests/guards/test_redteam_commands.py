@@ -100,3 +100,24 @@ _SHELLISH = st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=24).map("".j
 def test_decide_never_raises(text: str) -> None:
     decision = BROAD.decide(text)
     assert decision.decision in ("allow", "ask", "deny") and decision.reason
+
+
+@pytest.mark.parametrize("command", [
+    "cat .env", "cat ./.env", "cat /work/.env", "cat sub/../.env", "cat .ENV", "cat --file=.ssh/id_rsa",
+    "dd if=.env of=copy", "cp evil .git/hooks/pre-commit", "mv evil .git/hooks/pre-commit",
+    "ln -sf evil .git/hooks/pre-commit", "tee -a .bashrc", "touch .git/hooks/post-checkout",
+    "install evil .git/hooks/pre-push", "chmod +x .git/hooks/pre-commit", "cp x .mcp.json",
+    "git --git-dir=.git log",
+])
+def test_arguments_naming_protected_paths_ask_like_redirections(command: str) -> None:
+    """Before: with ``cat *`` / ``cp *`` allowed these ran; ``echo x > .env`` already asked."""
+    policy = CommandPolicy(allow=["cat *", "dd *", "cp *", "mv *", "ln *", "tee *", "touch *", "install *",
+                                  "chmod *", "git *"])
+    decision = policy.decide(command)
+    assert decision.needs_approval and "protected path" in decision.reason, decision.reason
+
+
+def test_ordinary_arguments_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["cat *", "git *", "grep *"])
+    for command in ("cat src/env.py", "cat README.md", "git add .gitignore", "grep -r x .", "cat a/.environment"):
+        assert policy.decide(command).allowed, command

@@ -129,6 +129,34 @@ def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule]) ->
     return None
 
 
+def _path_components(word: str) -> list[str]:
+    """A word read as a path, lexically resolved (``..`` above the start is dropped)."""
+    parts: list[str] = []
+    for part in word.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return parts
+
+
+def _operand_problem(command: SimpleCommand, protected: Sequence[ProtectedRule]) -> str | None:
+    """A literal argument (or an option's ``=value``) naming a protected path: ``cp x .git/hooks/pre-commit``,
+    ``cat .env``, ``dd if=/work/.env`` — judged like a redirection to it (the program may read or write it)."""
+    for index, word in enumerate(command.argv[1:], start=1):
+        if index in command.dynamic:
+            continue
+        for candidate in (word, word.split("=", 1)[1] if "=" in word else ""):
+            parts = _path_components(candidate)
+            if not parts:
+                continue
+            rule = find_protection(protected, parts, write=True) or find_protection(protected, parts, write=False)
+            if rule is not None:
+                return f"an argument names a protected path ({candidate}: {rule.why})"
+    return None
+
+
 def command_flags(command: SimpleCommand, parsed: ParsedCommand,
                   protected: Sequence[ProtectedRule] = DEFAULT_PROTECTED) -> list[str]:
     """Why no allow rule may cover ``command`` (empty when a glob may decide)."""
@@ -149,6 +177,8 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
     if command.in_function or parsed.functions:
         flags.append("defines or runs a shell function")
     flags += [p for r in command.redirects if (p := _redirect_problem(r, protected)) is not None]
+    if command.argv and not command.wrapper and (named := _operand_problem(command, protected)) is not None:
+        flags.append(named)
     if command.argv and not command.wrapper:
         risky = risky_reason(command.argv) or builtin_reason(command.argv)
         if risky:
