@@ -121,3 +121,21 @@ def test_ordinary_arguments_stay_allowed() -> None:
     policy = CommandPolicy(allow=["cat *", "git *", "grep *"])
     for command in ("cat src/env.py", "cat README.md", "git add .gitignore", "grep -r x .", "cat a/.environment"):
         assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "awk -f prog.awk data", "awk --load=./evil.so 'BEGIN{}'", "gawk -l evil 'BEGIN{}'", "awk -i inplace '{print}' f",
+    "gawk -E prog.awk", "awk 'BEGIN{s=\"sys\" \"tem\"; @s(\"id\")}'", "awk '@include \"x.awk\"'",
+    "sed -f script.sed f", "sed -n --file=script.sed f", "rg --hostname-bin=./evil x",
+])
+def test_awk_sed_and_rg_options_that_run_code_ask(command: str) -> None:
+    """Before: allowed by ``awk *`` / ``sed *`` / ``rg *`` (gawk loads extensions and calls builtins
+    indirectly; a sed script file can hold ``e`` commands; ripgrep runs ``--hostname-bin``)."""
+    decision = CommandPolicy(allow=["awk *", "gawk *", "sed *", "rg *"]).decide(command)
+    assert decision.needs_approval, decision.reason
+
+
+def test_plain_awk_and_sed_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["awk *", "sed *"])
+    for command in ("awk -F: '{print $1}' f", "awk '{print $2}' f", "sed -n '1,5p' f", "sed 's/a/b/g' f"):
+        assert policy.decide(command).allowed, command

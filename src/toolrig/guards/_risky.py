@@ -22,7 +22,7 @@ RISKY_OPTIONS: Mapping[str, tuple[str, Sequence[str]]] = {
             ("-c", "--config-env", "--exec-path", "--upload-pack", "--receive-pack", "--template", "--output",
              "-O", "--open-files-in-pager", "--ext-diff", "--extcmd", "--exec", "-x", "--tool", "--git-dir",
              "--work-tree")),
-    "rg": ("runs a preprocessor program", ("--pre", "--pre-glob")),
+    "rg": ("runs a preprocessor or another program", ("--pre", "--pre-glob", "--hostname-bin")),
     "find": ("runs commands, deletes or writes files", ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
                                                         "-fprint0", "-fprintf", "-fls")),
     "tar": ("runs a program", ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
@@ -38,6 +38,10 @@ RISKY_OPTIONS: Mapping[str, tuple[str, Sequence[str]]] = {
     "man": ("runs a pager or browser", ("-P", "--pager", "-H", "--html")),
     "env": ("splits a string into a command", ("-S", "--split-string")),
     "make": ("evaluates make code", ("--eval",)),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), (
+        "runs an awk program from a file or loads an extension", ("-f", "--file", "-i", "--include", "-l", "--load",
+                                                                  "-E", "--exec"))),
+    **dict.fromkeys(("sed", "gsed"), ("runs a sed script from a file (e/w/r commands)", ("-f", "--file"))),
     "bind": ("binds a key to a command", ("-x",)),
     "complete": ("runs a command to complete words", ("-C",)),
     "compgen": ("runs a command to complete words", ("-C",)),
@@ -57,7 +61,7 @@ _ALWAYS = {
     "wget": "wget follows redirects and writes files (use the http_fetch tool)",
 }
 _SED_EXEC = re.compile(r"(^|[;{}\n])\s*[0-9,$/!]*\s*[ewWrR](\s|$)|s(.).*\3.*\3[gpiImM0-9]*[ew]")
-_AWK_EXEC = re.compile(r"system\s*\(|\||getline|>")
+_AWK_EXEC = re.compile(r"system\s*\(|\||getline|>|@")  # @: gawk's @include, @load and indirect calls (@f("id"))
 _GIT_SUBCOMMANDS = {("filter-branch",), ("difftool",), ("mergetool",), ("instaweb",), ("daemon",), ("credential",),
                     ("submodule", "foreach"), ("bisect", "run")}
 _GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--get-urlmatch"})
