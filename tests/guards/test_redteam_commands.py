@@ -139,3 +139,24 @@ def test_plain_awk_and_sed_stay_allowed() -> None:
     policy = CommandPolicy(allow=["awk *", "sed *"])
     for command in ("awk -F: '{print $1}' f", "awk '{print $2}' f", "sed -n '1,5p' f", "sed 's/a/b/g' f"):
         assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "cd .github && cd workflows && echo x > ci.yml",
+    "cd .config && echo x > fish/config.fish",
+    "cd .config; cd fish; tee config.fish",
+    "cd .git && echo x > hooks/pre-commit",
+    "pushd .git; cp evil hooks/pre-commit",
+    "if true; then cd .ssh; fi; cat id_rsa",
+])
+def test_a_cd_earlier_in_the_line_moves_where_relative_paths_point(command: str) -> None:
+    """Before: ``cd .github && cd workflows && echo x > ci.yml`` was allowed (the redirection was judged
+    as ``ci.yml`` at the top of the working directory)."""
+    policy = CommandPolicy(allow=["cd *", "pushd *", "echo *", "tee *", "cp *", "cat *", "true"])
+    assert policy.decide(command).needs_approval, policy.decide(command).reason
+
+
+def test_cd_inside_ordinary_directories_stays_allowed() -> None:
+    policy = CommandPolicy(allow=["cd *", "echo *", "cat *", "ls *"])
+    for command in ("cd src && echo x > app.py", "cd a && cd b && cat c", "cd .github && ls"):
+        assert policy.decide(command).allowed, command

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Literal
 
 from toolrig.errors import CommandParseError
 from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, INTERPRETERS, BlockRule, base_name, operands
-from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
+from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule
 from toolrig.guards._risky import risky_reason
 from toolrig.guards._shbuiltins import builtin_reason
 from toolrig.guards._shmodel import ParsedCommand, Redirect, SimpleCommand
 from toolrig.guards._shparse import parse_command
+from toolrig.guards._shpaths import cd_prefixes, operand_problem, protected_rule
 from toolrig.guards._shwrappers import SHELLS
 
 if TYPE_CHECKING:
@@ -110,7 +111,8 @@ def glob_mentions(glob: str, command: SimpleCommand) -> bool:
     return any(glob_covers(glob, t) for t in texts)
 
 
-def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule]) -> str | None:
+def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule],
+                      directories: Sequence[tuple[str, ...]]) -> str | None:
     if redirect.expands:
         return "a here-document whose body the shell expands (substitutions inside are not checked)"
     target = redirect.target
@@ -124,36 +126,8 @@ def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule]) ->
     if target.startswith("/") or ".." in parts:
         action = "writes" if redirect.writes else "reads"
         return f"a redirection that {action} outside the working directory ({target})"
-    if redirect.writes and find_protection(protected, [p for p in parts if p not in ("", ".")], write=True):
+    if redirect.writes and protected_rule(target, protected, directories, write=True) is not None:
         return f"a redirection that writes a protected file ({target})"
-    return None
-
-
-def _path_components(word: str) -> list[str]:
-    """A word read as a path, lexically resolved (``..`` above the start is dropped)."""
-    parts: list[str] = []
-    for part in word.split("/"):
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part not in ("", "."):
-            parts.append(part)
-    return parts
-
-
-def _operand_problem(command: SimpleCommand, protected: Sequence[ProtectedRule]) -> str | None:
-    """A literal argument (or an option's ``=value``) naming a protected path: ``cp x .git/hooks/pre-commit``,
-    ``cat .env``, ``dd if=/work/.env`` — judged like a redirection to it (the program may read or write it)."""
-    for index, word in enumerate(command.argv[1:], start=1):
-        if index in command.dynamic:
-            continue
-        for candidate in (word, word.split("=", 1)[1] if "=" in word else ""):
-            parts = _path_components(candidate)
-            if not parts:
-                continue
-            rule = find_protection(protected, parts, write=True) or find_protection(protected, parts, write=False)
-            if rule is not None:
-                return f"an argument names a protected path ({candidate}: {rule.why})"
     return None
 
 
@@ -176,8 +150,9 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
         flags.append("runs in the background")
     if command.in_function or parsed.functions:
         flags.append("defines or runs a shell function")
-    flags += [p for r in command.redirects if (p := _redirect_problem(r, protected)) is not None]
-    if command.argv and not command.wrapper and (named := _operand_problem(command, protected)) is not None:
+    directories = cd_prefixes(parsed)
+    flags += [p for r in command.redirects if (p := _redirect_problem(r, protected, directories)) is not None]
+    if command.argv and not command.wrapper and (named := operand_problem(command, protected, directories)):
         flags.append(named)
     if command.argv and not command.wrapper:
         risky = risky_reason(command.argv) or builtin_reason(command.argv)
