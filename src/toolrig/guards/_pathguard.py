@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from toolrig.errors import PathDenied, PathError, PathProtected
-from toolrig.guards._listing import FileInfo, info_from_stat, remove_tree, walk_fd
+from toolrig.guards._listing import MAX_WALK_DEPTH, FileInfo, info_from_stat, remove_tree, walk_fd
 from toolrig.guards._openat2 import Openat2
 from toolrig.guards._pathnames import split_path
 from toolrig.guards._patterns import PathPattern
@@ -285,8 +285,11 @@ class PathGuard:
         try:
             for info in walk_fd(fd, target.components, root_dev=self._walker.root_dev,
                                 cross_mounts=self.cross_mounts, max_depth=None):
-                if find_protection(self.protected, info.path.split("/"), write=True) is not None:
+                components = info.path.split("/")
+                if find_protection(self.protected, components, write=True) is not None:
                     return False
+                if info.kind == "dir" and len(components) > MAX_WALK_DEPTH:
+                    return False  # the walk does not see below: something protected may be there
         finally:
             os.close(fd)
         return True
