@@ -73,3 +73,21 @@ def test_ancestors_are_the_directories_between() -> None:
     assert protected_ancestors([".git/hooks", ".git/config", ".env", ".github/workflows", "a/b/c"]) == (
         ".git", ".github", "a", "a/b")
     assert protected_ancestors([".git", ".git/hooks"]) == ()  # .git is protected itself
+
+
+def test_a_gitdir_file_cannot_be_repointed(tmp_path: Path, need_bubblewrap: None) -> None:
+    """A worktree's (or submodule's) ``.git`` is a file naming the real git dir. Before: the command could
+    write ``gitdir: evil`` into it, and the host's next git command used evil/config (core.fsmonitor)."""
+    root = tmp_path / "worktree"
+    root.mkdir()
+    (root / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")
+    _run(root, "mkdir -p evil && echo 'gitdir: evil' > .git; mv .git g2; rm -f .git; echo end")
+    assert (root / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/wt\n"
+    assert not (root / "g2").exists()
+
+
+def test_submodule_git_dirs_are_protected(repo: Path) -> None:
+    (repo / ".git" / "modules" / "lib" / "hooks").mkdir(parents=True)
+    _run(repo, "echo id > .git/modules/lib/hooks/post-checkout; echo '[core]' > .git/modules/lib/config; echo end")
+    assert list((repo / ".git" / "modules" / "lib").iterdir()) == [repo / ".git" / "modules" / "lib" / "hooks"]
+    assert list((repo / ".git" / "modules" / "lib" / "hooks").iterdir()) == []

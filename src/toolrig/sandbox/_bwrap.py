@@ -63,15 +63,16 @@ def _protected_fds(info: BwrapInfo, spec: RunSpec) -> tuple[dict[str, int], dict
         raise SandboxUnavailable("this bubblewrap lacks --ro-bind-fd or --bind-fd, so protected paths in the work "
                                  "dir could not be kept read-only (bubblewrap >= 0.8 has them; or protect nothing)")
     pinned: dict[str, int] = {}
+    out_files: dict[str, int] = {}
     for relative in protected_ancestors(spec.protect):
         fd = open_protected(spec.workdir, relative)
         if fd is None:
             continue
         if stat.S_ISDIR(os.fstat(fd).st_mode):
             pinned[f"{WORKDIR}/{relative}"] = fd
-        else:
-            os.close(fd)
-    out: dict[str, int] = {}
+        else:  # a file where a protected directory would be (a worktree's or submodule's `.git: gitdir: ...`)
+            out_files[f"{WORKDIR}/{relative}"] = fd
+    out: dict[str, int] = dict(out_files)
     for relative in spec.protect:
         fd = open_protected(spec.workdir, relative)
         if fd is not None:

@@ -10,7 +10,9 @@ Binding a path read-only does not stop a command from renaming a directory *abov
 mkdir -p .git/hooks`` would leave the host a fresh ``.git`` of the command's making (the read-only mounts
 move along with ``.git2``). So every directory between the work dir and a protected path (``.git`` for
 ``.git/hooks``) is bound onto itself too, read-write (:func:`protected_ancestors`): a mount point cannot be
-renamed or removed (``EBUSY``), while what is inside stays writable for git.
+renamed or removed (``EBUSY``), while what is inside stays writable for git. Where such a directory
+is a *file* instead (a worktree's or submodule's ``.git`` holding ``gitdir: ...``), that file is bound
+read-only: rewriting it would point git at a directory of the command's making.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ PROTECTED_IN_WORKDIR: tuple[str, ...] = (
     ".cursor", ".vscode", ".idea", ".github/workflows", ".gitlab-ci.yml", ".envrc", ".env", ".ssh",
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".npmrc",
     ".pypirc", ".netrc", ".config/fish", ".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/info",
+    ".git/modules",
 )
 """Paths inside a shell's root that stay read-only in its sandbox (where they exist)."""
 
