@@ -91,3 +91,28 @@ def test_submodule_git_dirs_are_protected(repo: Path) -> None:
     _run(repo, "echo id > .git/modules/lib/hooks/post-checkout; echo '[core]' > .git/modules/lib/config; echo end")
     assert list((repo / ".git" / "modules" / "lib").iterdir()) == [repo / ".git" / "modules" / "lib" / "hooks"]
     assert list((repo / ".git" / "modules" / "lib" / "hooks").iterdir()) == []
+
+
+@pytest.mark.parametrize("hooks_path", [".husky/_", "tools/githooks", "{root}/abs-hooks"])
+def test_the_hooks_directory_named_by_core_hookspath_is_protected(repo: Path, hooks_path: str) -> None:
+    """Before: with husky or lefthook (core.hooksPath = .husky/_) the hooks lived in a writable
+    directory, and the host's next commit ran whatever the command put there."""
+    value = hooks_path.format(root=repo)
+    hooks = repo / value if not value.startswith("/") else Path(value)
+    hooks.mkdir(parents=True)
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (repo / ".git" / "config").write_text(f'[core]\n\tbare = false\n[Core "x"]\n[core]\n\thooksPath = {value}\n')
+    relative = hooks.relative_to(repo)
+    _run(repo, f"echo 'id' > {relative}/pre-commit; echo id > {relative}/post-checkout; mv {relative} moved; echo end")
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\nexit 0\n"
+    assert sorted(p.name for p in hooks.iterdir()) == ["pre-commit"]  # (mv may leave a copy in `moved`)
+
+
+@pytest.mark.parametrize("name", [".pre-commit-config.yaml", "lefthook.yml", ".husky/pre-commit",
+                                  ".devcontainer/devcontainer.json"])
+def test_hook_manager_and_dev_container_files_are_protected(repo: Path, name: str) -> None:
+    path = repo / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("safe\n")
+    _run(repo, f"echo 'entry: id' > {name}; echo end")
+    assert path.read_text() == "safe\n"

@@ -32,7 +32,8 @@ PROTECTED_IN_WORKDIR: tuple[str, ...] = (
     ".cursor", ".vscode", ".idea", ".github/workflows", ".gitlab-ci.yml", ".envrc", ".env", ".ssh",
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".npmrc",
     ".pypirc", ".netrc", ".config/fish", ".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/info",
-    ".git/modules",
+    ".git/modules", ".pre-commit-config.yaml", ".husky", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
+    ".devcontainer",
 )
 """Paths inside a shell's root that stay read-only in its sandbox (where they exist)."""
 

@@ -17,6 +17,7 @@ from toolrig.errors import ConfigError, SandboxUnavailable
 from toolrig.sandbox._backend import WORKDIR, Backend, RawRun, RunSpec, minimal_env
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
+from toolrig.sandbox._githooks import config_hooks_paths
 from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._protect import check_protected
 from toolrig.sandbox._python import python_files, python_result, runner_argv
@@ -150,7 +151,10 @@ class Sandbox:
             chosen = chosen.with_changes(timeout=timeout)
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         more.setdefault("ro_paths", self.ro_paths)
-        more.setdefault("protect", self.protect)
+        protect = self.protect
+        if self.workdir is not None and ".git/hooks" in protect:  # a hook manager's directory is hooks too
+            protect = tuple(dict.fromkeys((*protect, *config_hooks_paths(self.workdir))))
+        more.setdefault("protect", protect)
         return RunSpec(argv=tuple(argv), limits=chosen, stdin=data, cwd=cwd or WORKDIR,
                        env=minimal_env({**self.env, **(env or {})}), network=self.network, workdir=self.workdir,
                        **more)
