@@ -107,14 +107,14 @@ def test_decide_never_raises(text: str) -> None:
     "dd if=.env of=copy", "cp evil .git/hooks/pre-commit", "mv evil .git/hooks/pre-commit",
     "ln -sf evil .git/hooks/pre-commit", "tee -a .bashrc", "touch .git/hooks/post-checkout",
     "install evil .git/hooks/pre-push", "chmod +x .git/hooks/pre-commit", "cp x .mcp.json",
-    "git --git-dir=.git log",
+    "git --git-dir=.git log", "cat < .env", "cat 0< .ssh/id_rsa", "cd .aws && cat < credentials",
 ])
 def test_arguments_naming_protected_paths_ask_like_redirections(command: str) -> None:
     """Before: with ``cat *`` / ``cp *`` allowed these ran; ``echo x > .env`` already asked."""
     policy = CommandPolicy(allow=["cat *", "dd *", "cp *", "mv *", "ln *", "tee *", "touch *", "install *",
                                   "chmod *", "git *"])
     decision = policy.decide(command)
-    assert decision.needs_approval and "protected path" in decision.reason, decision.reason
+    assert decision.needs_approval and "protected" in decision.reason, decision.reason
 
 
 def test_ordinary_arguments_stay_allowed() -> None:

@@ -128,6 +128,8 @@ def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule],
         return f"a redirection that {action} outside the working directory ({target})"
     if redirect.writes and protected_rule(target, protected, directories, write=True) is not None:
         return f"a redirection that writes a protected file ({target})"
+    if not redirect.writes and protected_rule(target, protected, directories, write=False) is not None:
+        return f"a redirection that reads a protected file ({target})"
     return None
 
 
