@@ -161,3 +161,20 @@ def test_more_separator_lookalikes_and_invisibles_are_refused(path_canary: PathC
         with pytest.raises(PathDenied) as info:
             guard.read_text(path)
         assert info.value.reason in ("lookalike", "invalid_char", "backslash")
+
+
+def test_glob_visits_a_bounded_number_of_entries(path_canary: PathCanary) -> None:
+    """A tree of millions of files (a sandboxed command makes one in seconds) made every non-matching
+    glob walk all of it; ``max_entries`` (the glob tool sets 200,000) ends the search with a clear error."""
+    root = path_canary.make_root() / "sub"
+    for i in range(30):
+        (root / f"d{i}").mkdir()
+        for j in range(20):
+            (root / f"d{i}" / f"f{j}.txt").touch()
+    with PathGuard(root) as guard:
+        with pytest.raises(PathError) as info:
+            guard.glob("**/nomatch", max_entries=100)
+        assert info.value.reason == "too_many" and "narrower" in info.value.message
+        assert guard.glob("d3/*.txt", max_entries=100) == sorted(f"d3/f{j}.txt" for j in range(20))
+        assert len(guard.glob("**/*.txt", limit=5, max_entries=100)) == 5  # enough found before the cap
+        assert len(guard.glob("**/*.txt")) == 600

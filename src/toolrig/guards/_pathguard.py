@@ -372,8 +372,12 @@ class PathGuard:
         finally:
             os.close(fd)
 
-    def glob(self, pattern: str, *, dotfiles: bool = False, limit: int | None = None) -> list[str]:
-        """Resolved paths matching ``pattern`` (``*``, ``?``, ``[...]``, ``**``), sorted; links not followed."""
+    def glob(self, pattern: str, *, dotfiles: bool = False, limit: int | None = None,
+             max_entries: int | None = None) -> list[str]:
+        """Resolved paths matching ``pattern`` (``*``, ``?``, ``[...]``, ``**``), sorted; links not followed.
+
+        ``max_entries`` bounds the entries the walk may visit (``PathError('too_many')`` beyond it).
+        """
         parts = split_path(pattern)
         if any(p == ".." for p in pattern.split("/")):
             raise PathDenied("bad_pattern", pattern, "a glob pattern may not contain '..'")
@@ -386,11 +390,16 @@ class PathGuard:
             return ["/".join(parts) or "."] if self.exists(pattern) else []
         compiled = PathPattern("/".join(parts), dotfiles=dotfiles)
         found: list[str] = []
-        for info in self._iter_walk("/".join(fixed) or ".", max_depth=None, limit=None, pattern=compiled):
+        visited = 0
+        for info in self._iter_walk("/".join(fixed) or ".", max_depth=None, limit=max_entries, pattern=compiled):
+            visited += 1
             if compiled.matches(info.path.split("/")):
                 found.append(info.path)
                 if limit is not None and len(found) >= limit:
-                    break
+                    return sorted(found)
+        if max_entries is not None and visited >= max_entries:
+            raise PathError("too_many", pattern, f"the pattern makes the search visit more than {max_entries:,} "
+                            "entries: start it with a directory or make it narrower")
         return sorted(found)
 
     @staticmethod
