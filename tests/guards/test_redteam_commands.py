@@ -160,3 +160,22 @@ def test_cd_inside_ordinary_directories_stays_allowed() -> None:
     policy = CommandPolicy(allow=["cd *", "echo *", "cat *", "ls *"])
     for command in ("cd src && echo x > app.py", "cd a && cd b && cat c", "cd .github && ls"):
         assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "git clone -u 'touch X' /work/repo copy", "git clone --config core.fsmonitor=id src dst",
+    "git clone --config=core.hooksPath=hooks src dst", "git ls-remote -u 'touch X' /work/repo",
+    "git send-email --smtp-server=./evil.sh x.patch", "git send-email --to-cmd='id' x.patch",
+    "git -C . clone -u 'touch X' /work/repo copy", "git --no-pager -C sub bisect run ./evil.sh",
+    "git -C sub submodule foreach id", "git -C . config core.fsmonitor id",
+])
+def test_git_subcommand_options_that_run_programs_ask(command: str) -> None:
+    """Before: allowed by ``git *`` (a local clone runs -u's program; --config plants core.fsmonitor)."""
+    decision = CommandPolicy(allow=["git *"]).decide(command)
+    assert decision.needs_approval, decision.reason
+
+
+def test_common_git_short_options_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["git *"])
+    for command in ("git add -u", "git push -u origin main", "git status -u", "git clone https://x.invalid/r.git"):
+        assert policy.decide(command).allowed, command

@@ -64,6 +64,11 @@ _SED_EXEC = re.compile(r"(^|[;{}\n])\s*[0-9,$/!]*\s*[ewWrR](\s|$)|s(.).*\3.*\3[g
 _AWK_EXEC = re.compile(r"system\s*\(|\||getline|>|@")  # @: gawk's @include, @load and indirect calls (@f("id"))
 _GIT_SUBCOMMANDS = {("filter-branch",), ("difftool",), ("mergetool",), ("instaweb",), ("daemon",), ("credential",),
                     ("submodule", "foreach"), ("bisect", "run")}
+_GIT_SUBCOMMAND_OPTIONS: Mapping[str, Sequence[str]] = {
+    "clone": ("-u", "--config"),  # -u is --upload-pack here: a local clone runs it; --config writes the new config
+    "ls-remote": ("-u",),
+    "send-email": ("--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd"),
+}
 _GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--get-urlmatch"})
 
 
@@ -82,11 +87,26 @@ def _has_option(argv: Sequence[str], names: Sequence[str]) -> str | None:
     return None
 
 
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                                "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
+
+
+def _git_words(argv: Sequence[str]) -> list[str]:
+    """The words after git's global options (``git -C dir -c k=v clone x`` -> ``clone x``), options removed."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _GIT_VALUE_OPTIONS else 1
+    return [w for w in argv[i:] if not w.startswith("-")]
+
+
 def _git_subcommand(argv: Sequence[str]) -> str | None:
-    words = [w for w in argv[1:] if not w.startswith("-")]
+    words = _git_words(argv)
     for sub in _GIT_SUBCOMMANDS:
         if tuple(words[: len(sub)]) == sub:
             return f"git {' '.join(sub)} runs other programs"
+    for name, options in _GIT_SUBCOMMAND_OPTIONS.items():
+        if words[:1] == [name] and (option := _has_option(argv, options)) is not None:
+            return f"git {name} {option} runs another program or writes git's configuration"
     if words[:1] == ["config"] and not any(w.split("=", 1)[0] in _GIT_CONFIG_READ for w in argv[1:]):
         return "git config can change what git runs (core.pager, hooks, aliases)"
     return None
