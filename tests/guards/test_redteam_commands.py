@@ -179,3 +179,16 @@ def test_common_git_short_options_stay_allowed() -> None:
     policy = CommandPolicy(allow=["git *"])
     for command in ("git add -u", "git push -u origin main", "git status -u", "git clone https://x.invalid/r.git"):
         assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", ["tar cIf 'touch X;' out.tar f", "tar xIf ./evil a.tar", "tar cFf ./evil a.tar f",
+                                     "gtar cIf ./evil a.tar f", "bsdtar -cf a.tar --use-compress-program=./evil f"])
+def test_old_style_tar_options_are_read_as_options(command: str) -> None:
+    """Before: ``tar cIf 'touch X;' out.tar f`` (no dash: GNU tar's traditional form) ran ``touch`` under ``tar *``."""
+    assert CommandPolicy(allow=["tar *", "gtar *", "bsdtar *"]).decide(command).needs_approval
+
+
+def test_plain_tar_stays_allowed() -> None:
+    policy = CommandPolicy(allow=["tar *"])
+    for command in ("tar xf a.tar", "tar czf out.tgz src", "tar -tvf a.tar"):
+        assert policy.decide(command).allowed, command

@@ -25,8 +25,9 @@ RISKY_OPTIONS: Mapping[str, tuple[str, Sequence[str]]] = {
     "rg": ("runs a preprocessor or another program", ("--pre", "--pre-glob", "--hostname-bin")),
     "find": ("runs commands, deletes or writes files", ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
                                                         "-fprint0", "-fprintf", "-fls")),
-    "tar": ("runs a program", ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
-                               "--rsh-command", "--info-script", "-F", "--new-volume-script", "--rmt-command")),
+    **dict.fromkeys(("tar", "gtar", "bsdtar"), (
+        "runs a program", ("--to-command", "--checkpoint-action", "--use-compress-program", "-I", "--rsh-command",
+                           "--info-script", "-F", "--new-volume-script", "--rmt-command"))),
     "zip": ("runs a program", ("-TT", "--unzip-command")),
     "rsync": ("runs a remote shell program", ("-e", "--rsh", "--rsync-path")),
     "scp": ("runs a program through ssh options", ("-o", "-F", "-S", "-J")),
@@ -57,6 +58,8 @@ RISKY_OPTIONS: Mapping[str, tuple[str, Sequence[str]]] = {
 }
 """Program -> (why, option names) that an allow rule never covers."""
 
+_OLD_STYLE = frozenset({"tar", "gtar", "bsdtar"})
+"""Programs whose first word is a cluster of option letters even without a dash (``tar xIf prog a.tar``)."""
 _ALWAYS = {
     "wget": "wget follows redirects and writes files (use the http_fetch tool)",
 }
@@ -121,6 +124,8 @@ def risky_reason(argv: Sequence[str]) -> str | None:
         return _ALWAYS[name]
     if name in RISKY_OPTIONS:
         why, names = RISKY_OPTIONS[name]
+        if name in _OLD_STYLE and len(argv) > 1 and argv[1][:1].isalpha():
+            argv = [argv[0], "-" + argv[1], *argv[2:]]  # `tar cIf PROG ...`: a first word of option letters
         option = _has_option(argv, names)
         if option is not None:
             return f"{name} {option}: {why}"
