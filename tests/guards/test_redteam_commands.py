@@ -192,3 +192,22 @@ def test_plain_tar_stays_allowed() -> None:
     policy = CommandPolicy(allow=["tar *"])
     for command in ("tar xf a.tar", "tar czf out.tgz src", "tar -tvf a.tar"):
         assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "tar -xf a.tar --to-comm='touch X'", "tar -cf a.tar --checkpoint-act=exec=id f", "sort --compress-prog=./evil f",
+    "git log --outp=/tmp/x", "git diff --ext-d", "git fetch --upload-p=./evil origin", "sed --fil=script.sed f",
+    "make --ev='x:;id' x", "man --pag=./evil ls", "rsync --rs='sh -c id' a b:",
+])
+def test_abbreviated_long_options_are_recognised(command: str) -> None:
+    """Before: ``tar -xf a.tar --to-comm='touch X'`` ran touch under ``tar *`` (GNU getopt_long and git
+    accept any unambiguous prefix of a long option)."""
+    policy = CommandPolicy(allow=["tar *", "sort *", "git *", "sed *", "make *", "man *", "rsync *"])
+    assert policy.decide(command).needs_approval, policy.decide(command).reason
+
+
+def test_other_long_options_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["git *", "tar *", "sort *"])
+    for command in ("git log --oneline", "git diff --stat", "git log --format=%H", "tar -xf a.tar --strip=1",
+                    "sort --reverse f", "git status --porcelain"):
+        assert policy.decide(command).allowed, command

@@ -81,9 +81,13 @@ def _has_option(argv: Sequence[str], names: Sequence[str]) -> str | None:
             return None
         if not word.startswith("-") or word == "-":
             continue
+        given = word.split("=", 1)[0]
         for name in names:
             if name.startswith("--") or len(name) > 2:
-                if word == name or word.startswith(name + "="):
+                if given == name:
+                    return name
+                # getopt_long and git accept any unambiguous prefix: `tar --to-comm=...` is --to-command
+                if name.startswith("--") and given.startswith("--") and len(given) > 3 and name.startswith(given):
                     return name
             elif not word.startswith("--") and (word.startswith(name) or name[1] in word[1:]):
                 return name
