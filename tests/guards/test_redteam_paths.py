@@ -178,3 +178,31 @@ def test_glob_visits_a_bounded_number_of_entries(path_canary: PathCanary) -> Non
         assert guard.glob("d3/*.txt", max_entries=100) == sorted(f"d3/f{j}.txt" for j in range(20))
         assert len(guard.glob("**/*.txt", limit=5, max_entries=100)) == 5  # enough found before the cap
         assert len(guard.glob("**/*.txt")) == 600
+
+
+def test_a_huge_directory_is_refused_not_read_into_memory(path_canary: PathCanary,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandboxed command can fill one directory with millions of names; listing it held them all
+    (and sorted them) in the host process. Above the cap walks and listings refuse it cleanly."""
+    import toolrig.guards._listing as listing  # the cap, lowered so the test stays small
+
+    monkeypatch.setattr(listing, "MAX_DIR_ENTRIES", 50)
+    root = path_canary.make_root() / "sub"
+    (root / "big").mkdir()
+    for i in range(51):
+        (root / "big" / f"f{i}").touch()
+    (root / "small").mkdir()
+    (root / "small" / "a.txt").touch()
+    with PathGuard(root) as guard:
+        for operation in (lambda: guard.list_dir("big"), lambda: guard.walk("."), lambda: guard.glob("**/x")):
+            with pytest.raises(PathError) as info:
+                operation()
+            assert info.value.reason == "too_many" and "big" in info.value.message
+        assert [i.name for i in guard.list_dir("small")] == ["a.txt"]
+        assert guard.read_text("big/f3") == ""  # its files stay reachable by name
+    fds = len(os.listdir("/proc/self/fd"))
+    with PathGuard(root) as guard:
+        for _ in range(20):
+            with pytest.raises(PathError):
+                guard.walk(".")
+    assert len(os.listdir("/proc/self/fd")) <= fds  # no descriptor leaks from the refused walks

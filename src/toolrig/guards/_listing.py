@@ -8,12 +8,15 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from toolrig.errors import PathError
 from toolrig.guards._pathnames import MAX_COMPONENTS
 
-__all__ = ["MAX_WALK_DEPTH", "FileInfo", "info_from_stat", "kind_of", "remove_tree", "walk_fd"]
+__all__ = ["MAX_DIR_ENTRIES", "MAX_WALK_DEPTH", "FileInfo", "info_from_stat", "kind_of", "remove_tree", "walk_fd"]
 
 MAX_WALK_DEPTH = MAX_COMPONENTS
 """Walks stop descending at this many components (a path may not have more: ``MAX_COMPONENTS``)."""
+MAX_DIR_ENTRIES = 200_000
+"""A directory with more entries is refused by walks and listings (its names would all be held at once)."""
 
 _KINDS = ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "fifo"),
           (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "char_device"), (stat.S_ISBLK, "block_device"))
@@ -71,7 +74,7 @@ def walk_fd(dir_fd: int, components: tuple[str, ...], *, root_dev: int, cross_mo
     """
     limit = MAX_WALK_DEPTH if max_depth is None else min(max_depth, MAX_WALK_DEPTH)
     stack: list[tuple[int, tuple[str, ...], Iterator[os.DirEntry[str]]]] = [
-        (dir_fd, components, iter(_sorted_entries(dir_fd)))]
+        (dir_fd, components, iter(_sorted_entries(dir_fd, components)))]
     try:
         while stack:
             fd, base, entries = stack[-1]
@@ -93,19 +96,33 @@ def walk_fd(dir_fd: int, components: tuple[str, ...], *, root_dev: int, cross_mo
                 continue
             sub = _open_child(fd, entry.name, st.st_ino)
             if sub is not None:
-                stack.append((sub, child, iter(_sorted_entries(sub))))
+                try:
+                    listed = _sorted_entries(sub, child)
+                except BaseException:
+                    os.close(sub)
+                    raise
+                stack.append((sub, child, iter(listed)))
     finally:
         for fd, _, _ in stack:
             if fd != dir_fd:
                 os.close(fd)
 
 
-def _sorted_entries(dir_fd: int) -> list[os.DirEntry[str]]:
+def _sorted_entries(dir_fd: int, components: tuple[str, ...]) -> list[os.DirEntry[str]]:
+    """The entries of one directory, sorted; a directory of more than :data:`MAX_DIR_ENTRIES` is refused
+    (``PathError('too_many')``) instead of being read whole into memory."""
+    entries: list[os.DirEntry[str]] = []
     try:
         with os.scandir(dir_fd) as scan:
-            return sorted(scan, key=lambda e: e.name)
+            for entry in scan:
+                entries.append(entry)
+                if len(entries) > MAX_DIR_ENTRIES:
+                    path = "/".join(components) or "."
+                    raise PathError("too_many", path, f"directory {path!r} has more than {MAX_DIR_ENTRIES:,} "
+                                    "entries; name a file in it or a smaller directory")
     except OSError:
         return []
+    return sorted(entries, key=lambda e: e.name)
 
 
 def _open_child(dir_fd: int, name: str, inode: int) -> int | None:
