@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from toolrig.errors import PathDenied, PathError, PathProtected
+from toolrig.guards._globbing import glob_paths
 from toolrig.guards._listing import MAX_WALK_DEPTH, FileInfo, info_from_stat, remove_tree, walk_fd
 from toolrig.guards._openat2 import Openat2
-from toolrig.guards._pathnames import split_path
 from toolrig.guards._patterns import PathPattern
 from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
 from toolrig.guards._resolve import Target, Walker, os_error
@@ -23,7 +23,6 @@ __all__ = ["PathGuard"]
 
 _READ_LEAF = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _READ_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_GLOB_CHARS = frozenset("*?[")
 
 
 class PathGuard:
@@ -378,29 +377,9 @@ class PathGuard:
 
         ``max_entries`` bounds the entries the walk may visit (``PathError('too_many')`` beyond it).
         """
-        parts = split_path(pattern)
-        if any(p == ".." for p in pattern.split("/")):
-            raise PathDenied("bad_pattern", pattern, "a glob pattern may not contain '..'")
-        fixed: list[str] = []
-        for part in parts:
-            if _GLOB_CHARS & set(part) or part == "**":
-                break
-            fixed.append(part)
-        if len(fixed) == len(parts):
-            return ["/".join(parts) or "."] if self.exists(pattern) else []
-        compiled = PathPattern("/".join(parts), dotfiles=dotfiles)
-        found: list[str] = []
-        visited = 0
-        for info in self._iter_walk("/".join(fixed) or ".", max_depth=None, limit=max_entries, pattern=compiled):
-            visited += 1
-            if compiled.matches(info.path.split("/")):
-                found.append(info.path)
-                if limit is not None and len(found) >= limit:
-                    return sorted(found)
-        if max_entries is not None and visited >= max_entries:
-            raise PathError("too_many", pattern, f"the pattern makes the search visit more than {max_entries:,} "
-                            "entries: start it with a directory or make it narrower")
-        return sorted(found)
+        return glob_paths(pattern, dotfiles=dotfiles, limit=limit, max_entries=max_entries, exists=self.exists,
+                          walk=lambda base, compiled, cap: self._iter_walk(base, max_depth=None, limit=cap,
+                                                                           pattern=compiled))
 
     @staticmethod
     def _need_leaf(target: Target) -> None:
