@@ -112,17 +112,36 @@ def test_hang_cases_end_within_their_timeout_and_leave_nothing(security: Path, r
     assert (root / "sandbox_victim" / "keep.txt").exists()
 
 
+def test_an_embedded_bare_repository_cannot_run_code_through_an_allowed_git(root: Path) -> None:
+    """Before: ``cd evil && git status`` (allowed by ``git status*``) ran evil/config's core.fsmonitor."""
+    evil = root / "evil"
+    (evil / "objects").mkdir(parents=True)
+    (evil / "refs").mkdir()
+    (evil / "HEAD").write_text("ref: refs/heads/main\n")
+    (evil / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = /work\n"
+                                 "\tfsmonitor = touch /work/evil/INJ_MARKER\n")
+    asked = Approvals(False)
+    with Runtime([shell_tool(root, allow=["cd *", "git status*"])], audit=False, approval=asked) as rt:
+        outcome = call(rt, "shell", command="cd evil && git status")
+    assert outcome.ok and asked.asked == [], outcome.content
+    assert "safe.bareRepository" in outcome.content or "not a git repository" in outcome.content
+    assert not (evil / "INJ_MARKER").exists()
+
+
 def test_the_model_cannot_stretch_the_timeout(root: Path) -> None:
     with Runtime([shell_tool(root, timeout=1, max_timeout=2)], audit=False, approval=Approvals(True)) as rt:
         outcome = call(rt, "shell", command="sleep 30", timeout=1000)
     assert outcome.error.kind is ErrorKind.TIMEOUT and "within 2 s" in outcome.error.message
 
 
-def test_a_write_to_a_protected_name_is_reported(root: Path) -> None:
+def test_a_created_protected_name_is_moved_aside_and_reported(root: Path) -> None:
     with Runtime([shell_tool(root)], audit=False, approval=Approvals(True)) as rt:
         outcome = call(rt, "shell", command="mkdir -p .git/hooks && echo id > .git/hooks/post-checkout")
-    assert outcome.ok and "WARNING: the command changed protected files" in outcome.content
-    assert ".git/hooks/post-checkout (created)" in outcome.content
+    assert outcome.ok and "WARNING: the command created protected files" in outcome.content
+    assert not (root / ".git" / "hooks").exists()
+    kept = [p for p in root.iterdir() if p.name.startswith(".toolrig-quarantine-")]
+    assert len(kept) == 1 and (kept[0] / ".git" / "hooks" / "post-checkout").read_text() == "id\n"
+    assert f".git/hooks -> {kept[0].name}/.git/hooks" in outcome.content
 
 
 def test_existing_protected_names_stay_read_only_and_the_rest_of_the_root_is_writable(

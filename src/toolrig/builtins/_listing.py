@@ -63,14 +63,15 @@ class Glob(Tool):
     tags = frozenset({"files", "builtin"})
     metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # local: no dependency to rest; refusals are no outage
 
-    def __init__(self, files: Confined, *, max_results: int = 1000) -> None:
+    def __init__(self, files: Confined, *, max_results: int = 1000, max_entries: int = 200_000) -> None:
         self.files = files
         self.max_results = max_results
+        self.max_entries = max_entries  # entries one search may visit: a tree of millions is no hang
 
     def run(self, pattern: str) -> str:
         if not pattern.strip():
             raise ModelRetry("the pattern is empty: give one such as '**/*.py'")
-        found = self.files.guard.glob(pattern, limit=self.max_results + 1)
+        found = self.files.guard.glob(pattern, limit=self.max_results + 1, max_entries=self.max_entries)
         if not found:
             return f"no files match {pattern!r}"
         lines = found[:self.max_results]

@@ -30,8 +30,12 @@ SHELL_ENV: dict[str, str] = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
     "EDITOR": "true", "VISUAL": "true", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "TERM": "dumb",
     "NO_COLOR": "1", "DEBIAN_FRONTEND": "noninteractive", "PIP_NO_INPUT": "1", "npm_config_yes": "false",
+    # a directory the command wrote that looks like a bare repository (HEAD, objects/, refs/, config with
+    # core.fsmonitor and core.worktree) would make an allowed `git status` run its code: git must be told
+    "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.bareRepository", "GIT_CONFIG_VALUE_0": "explicit",
 }
-"""Variables every command gets: no pager, no prompt, no editor waits for a terminal that is not there."""
+"""Variables every command gets: no pager, no prompt, no editor waits for a terminal that is not there,
+no implicit bare repositories."""
 
 _WATCHED = PROTECTED_IN_WORKDIR
 _MAX_WATCHED = 500
@@ -119,12 +123,17 @@ class Shell(Tool):
         before = protected_fingerprint(self.root)
         result = await self.sandbox.run(["bash", "--noprofile", "--norc", "-c", command], cwd=WORKDIR,
                                         env=self.env, timeout=seconds)
-        changed = _changes(before, protected_fingerprint(self.root))
+        quarantined = {line.split(" ", 1)[0] for line in result.quarantined}
+        changed = [c for c in _changes(before, protected_fingerprint(self.root))
+                   if not any(c == f"{q} (created)" or c.startswith(f"{q}/") for q in quarantined)]
         return self._render(result, seconds, changed)
 
     def _render(self, result: SandboxResult, seconds: float, changed: list[str]) -> str:
         out, err = result.text, result.error_text
         notes: list[str] = []
+        if result.quarantined:
+            notes.append("WARNING: the command created protected files; they were moved aside for a human to "
+                         "review (nothing runs them there): " + "; ".join(result.quarantined[:10]))
         if changed:
             notes.append("WARNING: the command changed protected files (" + ", ".join(changed[:10]) +
                          "); a human should review them before git or a shell runs them")

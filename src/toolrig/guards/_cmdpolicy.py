@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Literal
 
 from toolrig.errors import CommandParseError
 from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, INTERPRETERS, BlockRule, base_name, operands
-from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
+from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule
 from toolrig.guards._risky import risky_reason
+from toolrig.guards._shbuiltins import builtin_reason
 from toolrig.guards._shmodel import ParsedCommand, Redirect, SimpleCommand
 from toolrig.guards._shparse import parse_command
+from toolrig.guards._shpaths import cd_prefixes, operand_problem, protected_rule
 from toolrig.guards._shwrappers import SHELLS
 
 if TYPE_CHECKING:
@@ -109,7 +111,8 @@ def glob_mentions(glob: str, command: SimpleCommand) -> bool:
     return any(glob_covers(glob, t) for t in texts)
 
 
-def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule]) -> str | None:
+def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule],
+                      directories: Sequence[tuple[str, ...]]) -> str | None:
     if redirect.expands:
         return "a here-document whose body the shell expands (substitutions inside are not checked)"
     target = redirect.target
@@ -123,8 +126,10 @@ def _redirect_problem(redirect: Redirect, protected: Sequence[ProtectedRule]) ->
     if target.startswith("/") or ".." in parts:
         action = "writes" if redirect.writes else "reads"
         return f"a redirection that {action} outside the working directory ({target})"
-    if redirect.writes and find_protection(protected, [p for p in parts if p not in ("", ".")], write=True):
+    if redirect.writes and protected_rule(target, protected, directories, write=True) is not None:
         return f"a redirection that writes a protected file ({target})"
+    if not redirect.writes and protected_rule(target, protected, directories, write=False) is not None:
+        return f"a redirection that reads a protected file ({target})"
     return None
 
 
@@ -147,9 +152,12 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
         flags.append("runs in the background")
     if command.in_function or parsed.functions:
         flags.append("defines or runs a shell function")
-    flags += [p for r in command.redirects if (p := _redirect_problem(r, protected)) is not None]
+    directories = cd_prefixes(parsed)
+    flags += [p for r in command.redirects if (p := _redirect_problem(r, protected, directories)) is not None]
+    if command.argv and not command.wrapper and (named := operand_problem(command, protected, directories)):
+        flags.append(named)
     if command.argv and not command.wrapper:
-        risky = risky_reason(command.argv)
+        risky = risky_reason(command.argv) or builtin_reason(command.argv)
         if risky:
             flags.append(risky)
         name = base_name(command.argv[0])

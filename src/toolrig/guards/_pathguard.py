@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import weakref
 from collections.abc import Iterable, Iterator
@@ -12,9 +11,9 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from toolrig.errors import PathDenied, PathError, PathProtected
-from toolrig.guards._listing import FileInfo, info_from_stat, walk_fd
+from toolrig.guards._globbing import glob_paths
+from toolrig.guards._listing import MAX_WALK_DEPTH, FileInfo, info_from_stat, remove_tree, walk_fd
 from toolrig.guards._openat2 import Openat2
-from toolrig.guards._pathnames import split_path
 from toolrig.guards._patterns import PathPattern
 from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule, find_protection
 from toolrig.guards._resolve import Target, Walker, os_error
@@ -24,7 +23,6 @@ __all__ = ["PathGuard"]
 
 _READ_LEAF = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _READ_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_GLOB_CHARS = frozenset("*?[")
 
 
 class PathGuard:
@@ -270,7 +268,8 @@ class PathGuard:
                 elif recursive:
                     if not self._tree_unprotected(target, allow_protected):
                         raise PathProtected(path, f"{target.relative!r} contains protected names", None)
-                    shutil.rmtree(target.leaf, dir_fd=target.dir_fd)
+                    remove_tree(target.dir_fd, target.leaf, root_dev=self._walker.root_dev,
+                                cross_mounts=self.cross_mounts)
                 else:
                     os.rmdir(target.leaf, dir_fd=target.dir_fd)
             except OSError as exc:
@@ -285,8 +284,11 @@ class PathGuard:
         try:
             for info in walk_fd(fd, target.components, root_dev=self._walker.root_dev,
                                 cross_mounts=self.cross_mounts, max_depth=None):
-                if find_protection(self.protected, info.path.split("/"), write=True) is not None:
+                components = info.path.split("/")
+                if find_protection(self.protected, components, write=True) is not None:
                     return False
+                if info.kind == "dir" and len(components) > MAX_WALK_DEPTH:
+                    return False  # the walk does not see below: something protected may be there
         finally:
             os.close(fd)
         return True
@@ -369,26 +371,15 @@ class PathGuard:
         finally:
             os.close(fd)
 
-    def glob(self, pattern: str, *, dotfiles: bool = False, limit: int | None = None) -> list[str]:
-        """Resolved paths matching ``pattern`` (``*``, ``?``, ``[...]``, ``**``), sorted; links not followed."""
-        parts = split_path(pattern)
-        if any(p == ".." for p in pattern.split("/")):
-            raise PathDenied("bad_pattern", pattern, "a glob pattern may not contain '..'")
-        fixed: list[str] = []
-        for part in parts:
-            if _GLOB_CHARS & set(part) or part == "**":
-                break
-            fixed.append(part)
-        if len(fixed) == len(parts):
-            return ["/".join(parts) or "."] if self.exists(pattern) else []
-        compiled = PathPattern("/".join(parts), dotfiles=dotfiles)
-        found: list[str] = []
-        for info in self._iter_walk("/".join(fixed) or ".", max_depth=None, limit=None, pattern=compiled):
-            if compiled.matches(info.path.split("/")):
-                found.append(info.path)
-                if limit is not None and len(found) >= limit:
-                    break
-        return sorted(found)
+    def glob(self, pattern: str, *, dotfiles: bool = False, limit: int | None = None,
+             max_entries: int | None = None) -> list[str]:
+        """Resolved paths matching ``pattern`` (``*``, ``?``, ``[...]``, ``**``), sorted; links not followed.
+
+        ``max_entries`` bounds the entries the walk may visit (``PathError('too_many')`` beyond it).
+        """
+        return glob_paths(pattern, dotfiles=dotfiles, limit=limit, max_entries=max_entries, exists=self.exists,
+                          walk=lambda base, compiled, cap: self._iter_walk(base, max_depth=None, limit=cap,
+                                                                           pattern=compiled))
 
     @staticmethod
     def _need_leaf(target: Target) -> None:

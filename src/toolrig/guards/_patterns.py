@@ -56,17 +56,30 @@ class PathPattern:
         return self._prefix(0, tuple(components), 0)
 
     def _match(self, pi: int, names: tuple[str, ...], ni: int) -> bool:
+        """Dynamic programming over (pattern part, name) positions: linear in parts x names, so a
+        pattern with many ``**`` cannot make the match exponential (``**/*/**/*/.../x`` on a deep path)."""
         parts = self._parts
-        while pi < len(parts):
-            if parts[pi] is None:
-                if pi == len(parts) - 1:
-                    return all(self.dotfiles or not n.startswith(".") for n in names[ni:])
-                return any(self._match(pi + 1, names, k) for k in range(ni, len(names) + 1)
-                           if all(self.dotfiles or not n.startswith(".") for n in names[ni:k]))
-            if ni >= len(names) or not self._component(pi, names[ni]):
+        n = len(names)
+        # hidden[k]: names[k] starts with a dot and ``**`` may not cross it
+        hidden = [not self.dotfiles and name.startswith(".") for name in names]
+        # reach[j]: the parts before the current one match names[ni:j] exactly
+        reach = [False] * (n + 1)
+        reach[ni] = True
+        for index in range(pi, len(parts)):
+            nxt = [False] * (n + 1)
+            if parts[index] is None:
+                open_run = False
+                for j in range(ni, n + 1):
+                    open_run = reach[j] or (open_run and not hidden[j - 1])
+                    nxt[j] = open_run
+            else:
+                for j in range(ni, n):
+                    if reach[j] and self._component(index, names[j]):
+                        nxt[j + 1] = True
+            reach = nxt
+            if not any(reach):
                 return False
-            pi, ni = pi + 1, ni + 1
-        return ni == len(names)
+        return reach[n]
 
     def _prefix(self, pi: int, names: tuple[str, ...], ni: int) -> bool:
         parts = self._parts

@@ -64,7 +64,13 @@ def _parse(text: str, origin: str, depth: int) -> ParsedCommand:
     except Exception as exc:  # bashlex raises ParsingError and, on odd input, assorted internal errors
         raise CommandParseError("syntax", text, f"the command does not parse: {exc}") from exc
     state = WalkState(text, origin, depth, _parse)
-    for tree in trees:
-        walk_tree(tree, state)
+    try:
+        for tree in trees:
+            walk_tree(tree, state)
+    except CommandParseError:
+        raise
+    except Exception as exc:  # a tree shape the walk does not know (bashlex nodes vary): fail closed
+        raise CommandParseError("unsupported", text, f"the command has a shape that is not analysed "
+                                f"({type(exc).__name__})") from exc
     return ParsedCommand(source=text, commands=tuple(state.commands), functions=tuple(state.functions),
                          substitutions=tuple(state.substitutions))

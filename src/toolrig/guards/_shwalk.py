@@ -129,8 +129,8 @@ def _redirect(node: Any, state: WalkState) -> Redirect:
         body = str(getattr(node.heredoc, "value", ""))
         return Redirect(op=op, fd=fd, expands="$" in body or "`" in body)
     output = node.output
-    if isinstance(output, int):
-        return Redirect(op=op, fd=fd)
+    if isinstance(output, int) or (isinstance(output, str) and (output.isdigit() or output == "-")):
+        return Redirect(op=op, fd=fd)  # a duplication or closing of a descriptor (>&2, >&-)
     dynamic = _word_dynamic(output, state)
     target = str(output.word)
     if op in (">&", "<&") and (target.isdigit() or target == "-"):

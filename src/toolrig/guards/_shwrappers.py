@@ -69,6 +69,27 @@ WRAPPERS: dict[str, Wrapper] = {
     "torsocks": _w(),
     "proxychains": _w("-f", "-q"),
     "proxychains4": _w("-f", "-q"),
+    "flock": _w("-w --timeout -E --conflict-exit-code",
+                "-s -x -e -n -u -o -F --shared --exclusive --nonblock --nb --unlock --close --no-fork --verbose",
+                positionals=1),
+    "chroot": _w("--userspec --groups", "--skip-chdir", positionals=1),
+    "faketime": _w("", "-m -f", positionals=1),
+    "prlimit": _w(),
+    "setpriv": _w(),
+    "unshare": _w(),
+    "nsenter": _w(),
+    "strace": _w(),
+    "ltrace": _w(),
+    "valgrind": _w(),
+    "firejail": _w(),
+    "systemd-run": _w(),
+    "cgexec": _w("-g", "--sticky"),
+    "numactl": _w(),
+    "xvfb-run": _w(),
+    "dbus-run-session": _w(),
+    "sg": _w(positionals=1),
+    "runuser": _w(),
+    "caffeinate": _w(),
 }
 """Wrapper programs whose inner command is judged instead of (and as well as) the wrapper."""
 
@@ -93,6 +114,8 @@ def unwrap(command: SimpleCommand, state: WalkState) -> None:
         _shell(command, state)
     elif name == "eval":
         _eval(command, state)
+    elif name == "trap":
+        _trap(command, state)
     elif name == "find":
         _find(command, state)
 
@@ -208,6 +231,23 @@ def _eval(command: SimpleCommand, state: WalkState) -> None:
         return
     _replace_self(state, command, wrapper=True)
     _nested(command, " ".join(command.argv[1:]), "eval", state)
+
+
+def _trap(command: SimpleCommand, state: WalkState) -> None:
+    """``trap 'code' SIGNAL...``: the code runs later in the same shell, so it is judged like ``eval``."""
+    argv, i = command.argv, 1
+    while i < len(argv) and argv[i] in ("-p", "-l", "-lp", "-pl"):
+        i += 1
+    if i < len(argv) and argv[i] == "--":
+        i += 1
+    rest = argv[i:]
+    if len(rest) < 2 or rest[0] in ("-", ""):
+        return  # lists or resets traps: nothing runs
+    if i in command.dynamic:
+        _replace_self(state, command, wrapper=True, opaque=True)
+        return
+    _replace_self(state, command, wrapper=True)
+    _nested(command, rest[0], "trap", state)
 
 
 def _nested(command: SimpleCommand, text: str, origin: str, state: WalkState) -> None:

@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from toolrig.sandbox._backend import REPLY_ENV, WORKDIR, RawRun, RunSpec
 from toolrig.sandbox._bwrap_argv import BwrapFds, bwrap_argv, synthetic_etc
 from toolrig.sandbox._bwrap_info import BwrapInfo, probe_bwrap
 from toolrig.sandbox._cgroup import CallCgroup, CgroupPlan, detect_cgroups
-from toolrig.sandbox._protect import open_protected
+from toolrig.sandbox._protect import open_protected, protected_ancestors
 from toolrig.sandbox._result import SandboxResult
 from toolrig.sandbox._seccomp import seccomp_program, seccomp_supported
 from toolrig.sandbox._supervise import Capped, Supervised, read_fd, supervise
@@ -49,23 +50,34 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _protected_fds(info: BwrapInfo, spec: RunSpec) -> dict[str, int]:
-    """Descriptors of the protected paths that exist in the work dir, by their path inside.
+def _protected_fds(info: BwrapInfo, spec: RunSpec) -> tuple[dict[str, int], dict[str, int]]:
+    """Descriptors of the protected paths that exist in the work dir, by their path inside: (the
+    directories above them, bound onto themselves so they cannot be renamed; the paths, bound read-only).
 
     Raises:
         SandboxUnavailable: paths are to be protected but this bubblewrap cannot bind a descriptor.
     """
     if spec.workdir is None or not spec.protect:
-        return {}
-    if not info.has("--ro-bind-fd"):
-        raise SandboxUnavailable("this bubblewrap lacks --ro-bind-fd, so protected paths in the work dir could not "
-                                 "be kept read-only (bubblewrap >= 0.8 has it; or protect nothing)")
-    out: dict[str, int] = {}
+        return {}, {}
+    if not (info.has("--ro-bind-fd") and info.has("--bind-fd")):
+        raise SandboxUnavailable("this bubblewrap lacks --ro-bind-fd or --bind-fd, so protected paths in the work "
+                                 "dir could not be kept read-only (bubblewrap >= 0.8 has them; or protect nothing)")
+    pinned: dict[str, int] = {}
+    out_files: dict[str, int] = {}
+    for relative in protected_ancestors(spec.protect):
+        fd = open_protected(spec.workdir, relative)
+        if fd is None:
+            continue
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            pinned[f"{WORKDIR}/{relative}"] = fd
+        else:  # a file where a protected directory would be (a worktree's or submodule's `.git: gitdir: ...`)
+            out_files[f"{WORKDIR}/{relative}"] = fd
+    out: dict[str, int] = dict(out_files)
     for relative in spec.protect:
         fd = open_protected(spec.workdir, relative)
         if fd is not None:
             out[f"{WORKDIR}/{relative}"] = fd
-    return out
+    return pinned, out
 
 
 def _alive(pid: str) -> bool:
@@ -221,8 +233,8 @@ class BubblewrapBackend:
                    child_fds: list[int]) -> RawRun:
         files = {path: _memfd("file", data) for path, data in {**synthetic_etc(spec.network), **spec.files}.items()}
         child_fds += files.values()
-        protected = _protected_fds(info, spec)
-        child_fds += protected.values()
+        pinned, protected = _protected_fds(info, spec)
+        child_fds += [*pinned.values(), *protected.values()]
         seccomp = _memfd("seccomp", seccomp_program()) if seccomp_supported() else None
         if seccomp is not None:
             child_fds.append(seccomp)
@@ -237,7 +249,7 @@ class BubblewrapBackend:
             child_fds.append(reply_w)
             env[REPLY_ENV] = f"fd:{reply_w}"
         inner = RunSpec(**{**spec.__dict__, "env": env})
-        argv = self._command(info, inner, BwrapFds(files, seccomp, status_w, protected))
+        argv = self._command(info, inner, BwrapFds(files, seccomp, status_w, protected, pinned))
         config = {"cgroups": cgroup.procs_files, "rlimits": spec.limits.rlimits(), "argv": argv,
                   "env": self._bwrap_env(inner)}
         proc = await anyio.open_process(

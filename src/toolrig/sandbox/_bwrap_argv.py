@@ -57,6 +57,8 @@ class BwrapFds:
     status: int | None
     protected: Mapping[str, int] = field(default_factory=dict)
     """Path inside -> an ``O_PATH`` descriptor of the checked host object bound read-only there."""
+    pinned: Mapping[str, int] = field(default_factory=dict)
+    """Path inside -> a directory above a protected path, bound read-write onto itself (cannot be renamed)."""
 
 
 def _system(info: BwrapInfo, network: bool) -> list[str]:
@@ -109,6 +111,8 @@ def bwrap_argv(info: BwrapInfo, spec: RunSpec, fds: BwrapFds, mounts: Sequence[s
     args += _tmpfs(info, "/tmp", spec.limits.disk)
     if spec.workdir is not None:
         args += ["--bind", str(spec.workdir), WORKDIR]
+        for inside, fd in fds.pinned.items():
+            args += ["--bind-fd", str(fd), inside]
         for inside, fd in fds.protected.items():
             args += ["--ro-bind-fd", str(fd), inside]
     else:

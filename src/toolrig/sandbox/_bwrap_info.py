@@ -10,7 +10,7 @@ from dataclasses import dataclass
 __all__ = ["BwrapInfo", "probe_bwrap"]
 
 _OPTIONS = ("--disable-userns", "--size", "--json-status-fd", "--perms", "--ro-bind-data", "--cap-drop",
-            "--die-with-parent", "--new-session", "--remount-ro", "--args", "--dir", "--ro-bind-fd")
+            "--die-with-parent", "--new-session", "--remount-ro", "--args", "--dir", "--ro-bind-fd", "--bind-fd")
 _REQUIRED = ("--json-status-fd", "--ro-bind-data", "--cap-drop", "--die-with-parent", "--new-session",
              "--remount-ro")
 

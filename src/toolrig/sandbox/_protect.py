@@ -5,6 +5,14 @@ shell start-up files and the like (what git or a later shell would run). Each su
 opened here component by component with ``O_PATH | O_NOFOLLOW`` (a symbolic link anywhere on the way is
 not followed and that path is left out), and bubblewrap binds the opened object itself read-only at its
 place inside (``--ro-bind-fd``): what is bound is what was checked, even if the path changes meanwhile.
+
+Binding a path read-only does not stop a command from renaming a directory *above* it: ``mv .git .git2 &&
+mkdir -p .git/hooks`` would leave the host a fresh ``.git`` of the command's making (the read-only mounts
+move along with ``.git2``). So every directory between the work dir and a protected path (``.git`` for
+``.git/hooks``) is bound onto itself too, read-write (:func:`protected_ancestors`): a mount point cannot be
+renamed or removed (``EBUSY``), while what is inside stays writable for git. Where such a directory
+is a *file* instead (a worktree's or submodule's ``.git`` holding ``gitdir: ...``), that file is bound
+read-only: rewriting it would point git at a directory of the command's making.
 """
 
 from __future__ import annotations
@@ -17,13 +25,15 @@ from pathlib import Path, PurePosixPath
 
 from toolrig.errors import ConfigError
 
-__all__ = ["PROTECTED_IN_WORKDIR", "check_protected", "open_protected", "protected_host_paths"]
+__all__ = ["PROTECTED_IN_WORKDIR", "check_protected", "open_protected", "protected_ancestors", "protected_host_paths"]
 
 PROTECTED_IN_WORKDIR: tuple[str, ...] = (
     ".git/hooks", ".git/config", ".gitmodules", ".gitconfig", ".git-credentials", ".mcp.json", ".claude",
     ".cursor", ".vscode", ".idea", ".github/workflows", ".gitlab-ci.yml", ".envrc", ".env", ".ssh",
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".npmrc",
-    ".pypirc", ".netrc", ".config/fish",
+    ".pypirc", ".netrc", ".config/fish", ".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/info",
+    ".git/modules", ".pre-commit-config.yaml", ".husky", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
+    ".devcontainer",
 )
 """Paths inside a shell's root that stay read-only in its sandbox (where they exist)."""
 
@@ -45,6 +55,20 @@ def check_protected(paths: Iterable[str]) -> tuple[str, ...]:
             raise ConfigError(f"a protected path must be relative to the work dir, inside it: {given!r}")
         out.append(str(pure))
     return tuple(dict.fromkeys(out))
+
+
+def protected_ancestors(paths: Iterable[str]) -> tuple[str, ...]:
+    """The directories strictly between the work dir and each of ``paths`` (``.git`` for ``.git/hooks``),
+    shallow first, without the protected paths themselves."""
+    given = check_protected(paths)
+    out: dict[str, None] = {}
+    for relative in given:
+        parts = PurePosixPath(relative).parts
+        for depth in range(1, len(parts)):
+            ancestor = str(PurePosixPath(*parts[:depth]))
+            if ancestor not in given:
+                out.setdefault(ancestor, None)
+    return tuple(sorted(out, key=lambda p: (p.count("/"), p)))
 
 
 def open_protected(root: Path, relative: str) -> int | None:

@@ -34,6 +34,8 @@ class SandboxResult:
         duration: seconds from launch until everything the run started was gone.
         backend: ``"bubblewrap"`` or ``"docker"``.
         leftover_processes: processes of the run still found after it ended (killed then; always 0 so far).
+        quarantined: protected names the run created in a host work dir, moved aside afterwards
+            (``"path -> .toolrig-quarantine-.../path"``; see ``Sandbox(protect=)``).
         limits: the limits that applied (``SandboxLimits`` fields, plus which mechanisms enforced them).
     """
 
@@ -48,6 +50,7 @@ class SandboxResult:
     duration: float = 0.0
     backend: str = ""
     leftover_processes: int = 0
+    quarantined: tuple[str, ...] = ()
     limits: dict[str, Any] = field(default_factory=dict)
 
     @property

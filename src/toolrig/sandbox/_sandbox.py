@@ -6,18 +6,22 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import anyio.to_thread
 
 from toolrig.errors import ConfigError, SandboxUnavailable
-from toolrig.sandbox._backend import WORKDIR, Backend, RunSpec, minimal_env
+from toolrig.sandbox._backend import WORKDIR, Backend, RawRun, RunSpec, minimal_env
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
+from toolrig.sandbox._githooks import config_hooks_paths
 from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._protect import check_protected
 from toolrig.sandbox._python import python_files, python_result, runner_argv
+from toolrig.sandbox._quarantine import quarantine_new, snapshot
 from toolrig.sandbox._result import PythonResult, SandboxResult
 from toolrig.sandbox._selftest import SelfTestReport, run_self_test
 from toolrig.sandbox._wrap import WrappedCommand, check_wrappable, wrap_command
@@ -147,7 +151,10 @@ class Sandbox:
             chosen = chosen.with_changes(timeout=timeout)
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         more.setdefault("ro_paths", self.ro_paths)
-        more.setdefault("protect", self.protect)
+        protect = self.protect
+        if self.workdir is not None and ".git/hooks" in protect:  # a hook manager's directory is hooks too
+            protect = tuple(dict.fromkeys((*protect, *config_hooks_paths(self.workdir))))
+        more.setdefault("protect", protect)
         return RunSpec(argv=tuple(argv), limits=chosen, stdin=data, cwd=cwd or WORKDIR,
                        env=minimal_env({**self.env, **(env or {})}), network=self.network, workdir=self.workdir,
                        **more)
@@ -171,7 +178,20 @@ class Sandbox:
         """
         backend = await self.backend()
         spec = self._spec(argv, stdin=stdin, cwd=cwd, env=env, timeout=timeout, limits=limits)
-        return (await backend.run(spec)).result
+        return (await self._run(backend, spec)).result
+
+    async def _run(self, backend: Backend, spec: RunSpec) -> RawRun:
+        """One run; protected names it created in a host work dir are moved aside afterwards."""
+        if spec.workdir is None or not spec.protect:
+            return await backend.run(spec)
+        workdir, protect = spec.workdir, spec.protect
+        before = await anyio.to_thread.run_sync(lambda: snapshot(workdir, protect))
+        raw = await backend.run(spec)
+        moved = await anyio.to_thread.run_sync(lambda: quarantine_new(workdir, before))
+        if moved:
+            log.warning("a sandboxed run created protected names in %s; moved aside: %s", workdir, "; ".join(moved))
+            raw = replace(raw, result=replace(raw.result, quarantined=tuple(moved)))
+        return raw
 
     async def run_python(self, code: str, *, stdin: bytes | str | None = None, env: Mapping[str, str] | None = None,
                          timeout: float | None = None, limits: SandboxLimits | None = None,
@@ -193,7 +213,7 @@ class Sandbox:
         spec = self._spec(runner_argv(python, extra), stdin=stdin, cwd=None, env=env, timeout=timeout,
                           limits=limits, files=python_files(code), want_reply=True,
                           ro_paths=(*paths, *self.ro_paths, *extra))
-        raw = await backend.run(spec)
+        raw = await self._run(backend, spec)
         return python_result(raw.result, raw.reply)
 
     async def wrap(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | Path | None = None,

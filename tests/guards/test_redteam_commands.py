@@ -1,0 +1,213 @@
+"""Red-team variants beyond the shell corpus: builtins that evaluate quoted text as code, traps,
+variables that change later commands, wrappers, descriptor redirections that crashed the walker."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolrig.guards import CommandPolicy, parse_command
+
+# broad allow rules an operator might write for "harmless" builtins and tools
+BROAD = CommandPolicy(allow=[
+    "ls *", "echo *", "cat *", "printf *", "test *", "[ *", "read *", "let *", "declare *", "typeset *",
+    "local *", "export *", "readonly *", "unset *", "mapfile *", "readarray *", "trap *", "alias *", "bind *",
+    "complete *", "compgen *", "fc *", "enable *", "hash *", "wait *", "shift *", "getopts *", "ulimit *",
+    "flock *", "chroot *", "strace *", "git status*", "true", "shopt *"])
+
+# each of these runs `touch X` in bash although every word is a quoted literal or an allowed program
+# (checked against bash 5: array subscripts are arithmetic, and arithmetic expands $(...))
+HIDDEN_CODE = [
+    "let 'x[$(touch X)]=1'",
+    "test -v 'x[$(touch X)]'",
+    "[ -v 'x[$(touch X)]' ]",
+    "printf -v 'x[$(touch X)]' 1",
+    "printf -v x 'a[$(touch X)]'",
+    "declare 'x[$(touch X)]=1'",
+    "typeset -n r='x[$(touch X)]'",
+    "read 'x[$(touch X)]' <<< a",
+    "unset 'x[`touch X`]'",
+    "local 'x[$(touch X)]=1'",
+    "wait -p 'x[$(touch X)]'",
+    "shift 'x[$(touch X)]'",
+    "ulimit -n 'x[$(touch X)]'",
+    "mapfile -C 'touch X' -c 1 x",
+    "readarray -C'touch X' x",
+    "trap 'touch X' EXIT",
+    "trap -- 'touch X' DEBUG; git status",
+    "bind -x '\"a\":touch X'",
+    "compgen -C 'touch X' a",
+    "complete -C 'touch X' ls",
+    "fc -e 'touch X'",
+    "enable -f ./evil.so evil",
+    "hash -p ./evil ls; ls",
+    "alias ls='touch X'",
+    "shopt -s expand_aliases; alias ls='touch X'",
+    "export GIT_EXTERNAL_DIFF=./evil; git status",
+    "export LD_PRELOAD=./evil.so; ls",
+    "declare -x BASH_ENV=./evil.sh",
+    "readonly PROMPT_COMMAND=x",
+    "read GIT_PAGER < evil.txt",
+    "flock /tmp/lock touch X",
+    "flock -c 'touch X' /tmp/lock",
+    "chroot / touch X",
+    "strace -f touch X",
+]
+
+
+@pytest.mark.parametrize("command", HIDDEN_CODE)
+def test_builtins_and_wrappers_that_hide_code_are_not_allowed(command: str) -> None:
+    decision = BROAD.decide(command)
+    assert not decision.allowed, (command, [v.command for v in decision.verdicts])
+    assert decision.reason
+
+
+@pytest.mark.parametrize("command", [
+    "trap 'touch X' EXIT",
+    "flock /tmp/lock touch X",
+    "chroot / touch X",
+])
+def test_what_a_trap_or_wrapper_runs_is_judged_itself(command: str) -> None:
+    """Deny rules see through them, and an allow rule for the inner command is what decides."""
+    assert CommandPolicy(allow=["trap *", "flock *", "chroot *"], deny=["touch *"]).decide(command).denied
+    assert CommandPolicy(allow=["trap *", "flock *", "chroot *", "touch *"]).decide(command).allowed
+
+
+@pytest.mark.parametrize("command", [
+    "test -f README.md", "printf '%s\\n' a b", "export", "declare -p", "trap -p", "trap - EXIT",
+    "read", "echo '$HOME'", "git status",
+])
+def test_plain_uses_stay_allowed(command: str) -> None:
+    assert BROAD.decide(command).allowed, BROAD.decide(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "ls >&-", "ls 2>&-", "exec >&-", "cat <&-", "exec 3>&-", "ls 1>&2-", "{ ls; } >&-",
+])
+def test_closing_descriptors_parses(command: str) -> None:
+    """Before: AttributeError inside the walker (decide() promises never to raise)."""
+    parse_command(command)
+    assert BROAD.decide(command).decision in ("allow", "ask")
+
+
+_TOKENS = [*"ab $()`'\"{}[];|&<>-=\\#!*?~\n\t0123", "<&-", ">&", "<<", "<<<", "ls ", "trap ", "let ", "eval "]
+_SHELLISH = st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=24).map("".join)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=400)
+@given(_SHELLISH)
+def test_decide_never_raises(text: str) -> None:
+    decision = BROAD.decide(text)
+    assert decision.decision in ("allow", "ask", "deny") and decision.reason
+
+
+@pytest.mark.parametrize("command", [
+    "cat .env", "cat ./.env", "cat /work/.env", "cat sub/../.env", "cat .ENV", "cat --file=.ssh/id_rsa",
+    "dd if=.env of=copy", "cp evil .git/hooks/pre-commit", "mv evil .git/hooks/pre-commit",
+    "ln -sf evil .git/hooks/pre-commit", "tee -a .bashrc", "touch .git/hooks/post-checkout",
+    "install evil .git/hooks/pre-push", "chmod +x .git/hooks/pre-commit", "cp x .mcp.json",
+    "git --git-dir=.git log", "cat < .env", "cat 0< .ssh/id_rsa", "cd .aws && cat < credentials",
+])
+def test_arguments_naming_protected_paths_ask_like_redirections(command: str) -> None:
+    """Before: with ``cat *`` / ``cp *`` allowed these ran; ``echo x > .env`` already asked."""
+    policy = CommandPolicy(allow=["cat *", "dd *", "cp *", "mv *", "ln *", "tee *", "touch *", "install *",
+                                  "chmod *", "git *"])
+    decision = policy.decide(command)
+    assert decision.needs_approval and "protected" in decision.reason, decision.reason
+
+
+def test_ordinary_arguments_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["cat *", "git *", "grep *"])
+    for command in ("cat src/env.py", "cat README.md", "git add .gitignore", "grep -r x .", "cat a/.environment"):
+        assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "awk -f prog.awk data", "awk --load=./evil.so 'BEGIN{}'", "gawk -l evil 'BEGIN{}'", "awk -i inplace '{print}' f",
+    "gawk -E prog.awk", "awk 'BEGIN{s=\"sys\" \"tem\"; @s(\"id\")}'", "awk '@include \"x.awk\"'",
+    "sed -f script.sed f", "sed -n --file=script.sed f", "rg --hostname-bin=./evil x",
+])
+def test_awk_sed_and_rg_options_that_run_code_ask(command: str) -> None:
+    """Before: allowed by ``awk *`` / ``sed *`` / ``rg *`` (gawk loads extensions and calls builtins
+    indirectly; a sed script file can hold ``e`` commands; ripgrep runs ``--hostname-bin``)."""
+    decision = CommandPolicy(allow=["awk *", "gawk *", "sed *", "rg *"]).decide(command)
+    assert decision.needs_approval, decision.reason
+
+
+def test_plain_awk_and_sed_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["awk *", "sed *"])
+    for command in ("awk -F: '{print $1}' f", "awk '{print $2}' f", "sed -n '1,5p' f", "sed 's/a/b/g' f"):
+        assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "cd .github && cd workflows && echo x > ci.yml",
+    "cd .config && echo x > fish/config.fish",
+    "cd .config; cd fish; tee config.fish",
+    "cd .git && echo x > hooks/pre-commit",
+    "pushd .git; cp evil hooks/pre-commit",
+    "if true; then cd .ssh; fi; cat id_rsa",
+])
+def test_a_cd_earlier_in_the_line_moves_where_relative_paths_point(command: str) -> None:
+    """Before: ``cd .github && cd workflows && echo x > ci.yml`` was allowed (the redirection was judged
+    as ``ci.yml`` at the top of the working directory)."""
+    policy = CommandPolicy(allow=["cd *", "pushd *", "echo *", "tee *", "cp *", "cat *", "true"])
+    assert policy.decide(command).needs_approval, policy.decide(command).reason
+
+
+def test_cd_inside_ordinary_directories_stays_allowed() -> None:
+    policy = CommandPolicy(allow=["cd *", "echo *", "cat *", "ls *"])
+    for command in ("cd src && echo x > app.py", "cd a && cd b && cat c", "cd .github && ls"):
+        assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "git clone -u 'touch X' /work/repo copy", "git clone --config core.fsmonitor=id src dst",
+    "git clone --config=core.hooksPath=hooks src dst", "git ls-remote -u 'touch X' /work/repo",
+    "git send-email --smtp-server=./evil.sh x.patch", "git send-email --to-cmd='id' x.patch",
+    "git -C . clone -u 'touch X' /work/repo copy", "git --no-pager -C sub bisect run ./evil.sh",
+    "git -C sub submodule foreach id", "git -C . config core.fsmonitor id",
+])
+def test_git_subcommand_options_that_run_programs_ask(command: str) -> None:
+    """Before: allowed by ``git *`` (a local clone runs -u's program; --config plants core.fsmonitor)."""
+    decision = CommandPolicy(allow=["git *"]).decide(command)
+    assert decision.needs_approval, decision.reason
+
+
+def test_common_git_short_options_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["git *"])
+    for command in ("git add -u", "git push -u origin main", "git status -u", "git clone https://x.invalid/r.git"):
+        assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", ["tar cIf 'touch X;' out.tar f", "tar xIf ./evil a.tar", "tar cFf ./evil a.tar f",
+                                     "gtar cIf ./evil a.tar f", "bsdtar -cf a.tar --use-compress-program=./evil f"])
+def test_old_style_tar_options_are_read_as_options(command: str) -> None:
+    """Before: ``tar cIf 'touch X;' out.tar f`` (no dash: GNU tar's traditional form) ran ``touch`` under ``tar *``."""
+    assert CommandPolicy(allow=["tar *", "gtar *", "bsdtar *"]).decide(command).needs_approval
+
+
+def test_plain_tar_stays_allowed() -> None:
+    policy = CommandPolicy(allow=["tar *"])
+    for command in ("tar xf a.tar", "tar czf out.tgz src", "tar -tvf a.tar"):
+        assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "tar -xf a.tar --to-comm='touch X'", "tar -cf a.tar --checkpoint-act=exec=id f", "sort --compress-prog=./evil f",
+    "git log --outp=/tmp/x", "git diff --ext-d", "git fetch --upload-p=./evil origin", "sed --fil=script.sed f",
+    "make --ev='x:;id' x", "man --pag=./evil ls", "rsync --rs='sh -c id' a b:",
+])
+def test_abbreviated_long_options_are_recognised(command: str) -> None:
+    """Before: ``tar -xf a.tar --to-comm='touch X'`` ran touch under ``tar *`` (GNU getopt_long and git
+    accept any unambiguous prefix of a long option)."""
+    policy = CommandPolicy(allow=["tar *", "sort *", "git *", "sed *", "make *", "man *", "rsync *"])
+    assert policy.decide(command).needs_approval, policy.decide(command).reason
+
+
+def test_other_long_options_stay_allowed() -> None:
+    policy = CommandPolicy(allow=["git *", "tar *", "sort *"])
+    for command in ("git log --oneline", "git diff --stat", "git log --format=%H", "tar -xf a.tar --strip=1",
+                    "sort --reverse f", "git status --porcelain"):
+        assert policy.decide(command).allowed, command
