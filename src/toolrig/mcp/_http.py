@@ -40,12 +40,12 @@ _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
 def _bracketed(host: str) -> str:
+    """``host`` as it appears in a Host header: an IPv6 literal in brackets, anything else unchanged."""
     try:
-        if isinstance(ipaddress.ip_address(host), ipaddress.IPv6Address):
-            return f"[{host}]"
-    except ValueError:
-        pass
-    return host
+        address = ipaddress.ip_address(host)
+    except ValueError:  # a name, not an address
+        return host
+    return f"[{host}]" if isinstance(address, ipaddress.IPv6Address) else host
 
 
 def allowed_hosts_for(bind: str, extra: Iterable[str] = ()) -> list[str]:
