@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +13,7 @@ from builtin_helpers import Approvals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guards"))
 
-from guard_helpers import Canary, NetworkGuard, PathCanary, is_literal
+from guard_helpers import Canary, NetworkGuard, PathCanary, is_literal, path_canary_at
 
 
 @pytest.fixture
@@ -35,15 +32,8 @@ def canary() -> Iterator[Canary]:
 
 @pytest.fixture
 def path_canary(tmp_path: Path) -> Iterator[PathCanary]:
-    shm = Path("/dev/shm")
-    base = Path(tempfile.mkdtemp(prefix="toolrig-builtins-", dir=shm)) if os.access(shm, os.W_OK) else tmp_path
-    canary = PathCanary(base)
-    try:
+    with path_canary_at(tmp_path, "toolrig-builtins-") as canary:
         yield canary
-    finally:
-        canary.close()
-        if base != tmp_path:
-            shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from guard_helpers import Canary, NetworkGuard, PathCanary, is_literal
+from guard_helpers import Canary, NetworkGuard, PathCanary, is_literal, path_canary_at
 
 
 @pytest.fixture
@@ -65,13 +62,5 @@ def canary() -> Iterator[Canary]:
 
 @pytest.fixture
 def path_canary(tmp_path: Path) -> Iterator[PathCanary]:
-    """On tmpfs (/dev/shm) when there is one: thousands of roots are made and removed."""
-    shm = Path("/dev/shm")
-    base = Path(tempfile.mkdtemp(prefix="toolrig-guards-", dir=shm)) if os.access(shm, os.W_OK) else tmp_path
-    canary = PathCanary(base)
-    try:
+    with path_canary_at(tmp_path, "toolrig-guards-") as canary:
         yield canary
-    finally:
-        canary.close()
-        if base != tmp_path:
-            shutil.rmtree(base, ignore_errors=True)

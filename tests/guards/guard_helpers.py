@@ -7,8 +7,11 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,6 +156,21 @@ class PathCanary:
 
     def close(self) -> None:
         self._notify.close()
+
+
+@contextmanager
+def path_canary_at(tmp_path: Path, prefix: str) -> Iterator[PathCanary]:
+    """A :class:`PathCanary` on tmpfs (/dev/shm) when there is one (thousands of roots are made and removed),
+    else under ``tmp_path``; closed and removed afterwards."""
+    shm = Path("/dev/shm")
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir=shm)) if os.access(shm, os.W_OK) else tmp_path
+    canary = PathCanary(base)
+    try:
+        yield canary
+    finally:
+        canary.close()
+        if base != tmp_path:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def backends() -> list[Any]:
