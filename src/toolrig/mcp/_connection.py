@@ -222,40 +222,36 @@ class Connection:
             log.debug("transport error from MCP server %s: %s", self.name, message)
 
     async def _queued_refresh(self) -> None:
-        """One refresh for every notification that came before it starts listing (later ones queue another).
-
-        It waits ``_REFRESH_SETTLE`` seconds first, so a burst of notifications is one listing.
-        """
+        """A refresh after ``_REFRESH_SETTLE`` seconds, so that a burst of notifications is one listing."""
         await anyio.sleep(_REFRESH_SETTLE)
-        async with self._refresh_lock:
+        if self._client is None:  # not connected: the reconnect lists the tools anyway
             self._refresh_queued = False
-            await self.refresh(locked=True)
+            return
+        await self.refresh()
 
-    async def refresh(self, *, locked: bool = False) -> None:
+    async def refresh(self) -> None:
         """List the tools again (after ``notifications/tools/list_changed``)."""
         client = self._client
         if client is None:
             return
         try:
-            await self._list_tools(client, locked=locked)
+            await self._list_tools(client)
         except (MCPError, OSError, TimeoutError) as exc:
             log.warning("could not refresh the tools of MCP server %s: %s", self.name, _describe(exc))
 
-    async def _list_tools(self, client: Client, *, locked: bool = False) -> None:
-        if not locked:
-            async with self._refresh_lock:
-                await self._list_tools(client, locked=True)
-            return
-        tools: list[mcp_types.Tool] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        if self._on_tools is not None:
-            await self._on_tools(tools)
+    async def _list_tools(self, client: Client) -> None:
+        async with self._refresh_lock:
+            self._refresh_queued = False  # this listing covers every notification before it
+            tools: list[mcp_types.Tool] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            if self._on_tools is not None:
+                await self._on_tools(tools)
 
     # -- calls -------------------------------------------------------------------------------------
     async def call_tool(self, name: str, arguments: Mapping[str, Any], context: CallContext | None
