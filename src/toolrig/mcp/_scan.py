@@ -37,7 +37,7 @@ from typing import Any
 
 from toolrig.mcp._names import name_problem
 
-__all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_tool"]
+__all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_prompt", "scan_resource", "scan_tool"]
 
 MAX_SCHEMA_DEPTH = 32
 MAX_STRING = 8_000
@@ -162,19 +162,26 @@ class ScanReport:
                 "categories": sorted(self.categories)}
 
 
-def _strings(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, str, int]]:
-    """Every string of a JSON value (keys too), with its location and nesting depth (down to _WALK_DEPTH)."""
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+                        "dependentRequired"})
+"""Schema keywords whose keys are names the model reads as names (a property, a definition)."""
+
+
+def _strings(value: Any, where: str, depth: int = 0, *, names: bool = False) -> Iterator[tuple[str, str, str]]:
+    """Every string of a JSON value (keys too), with its location and its role: ``"name"`` for a property,
+    definition or argument name (the value a model is asked for), ``"text"`` for anything else; not deeper
+    than _WALK_DEPTH."""
     if depth > _WALK_DEPTH:
         return
     if isinstance(value, str):
-        yield where, value, depth
+        yield where, value, "name" if names else "text"
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            yield f"{where}.{key}", str(key), depth + 1
-            yield from _strings(item, f"{where}.{key}", depth + 1)
+            yield f"{where}.{key}", str(key), "name" if names else "text"
+            yield from _strings(item, f"{where}.{key}", depth + 1, names=str(key) in _NAME_MAPS)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _strings(item, f"{where}[{i}]", depth + 1)
+            yield from _strings(item, f"{where}[{i}]", depth + 1, names=names or where.endswith(".required"))
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -211,7 +218,11 @@ class _Checker:
     def add(self, category: str, where: str, what: str) -> None:
         self.found.append((category, f"{where}: {what}"))
 
-    def text(self, where: str, raw: str) -> None:
+    def report(self, name: str) -> ScanReport:
+        reasons = list(dict.fromkeys(r for _, r in self.found))
+        return ScanReport(tool=name, reasons=tuple(reasons), categories=frozenset(c for c, _ in self.found))
+
+    def text(self, where: str, raw: str, role: str = "text") -> None:
         if len(raw) > MAX_STRING:
             self.add("oversized", where, f"{len(raw):,} characters of metadata (over {MAX_STRING:,})")
         if (hidden := _invisible(raw)) is not None:
@@ -318,10 +329,19 @@ def scan_definition(definition: Mapping[str, Any], *, own_tools: Iterable[str] =
         size = len(json.dumps(definition, default=str))
         if size > MAX_DEFINITION:
             checker.add("oversized", name, f"the definition has {size:,} characters (over {MAX_DEFINITION:,})")
-    for where, text, _level in _strings({k: v for k, v in definition.items() if k != "_meta"}, "tool"):
-        checker.text(where.removeprefix("tool."), text)
-    reasons = list(dict.fromkeys(r for _, r in checker.found))
-    return ScanReport(tool=name, reasons=tuple(reasons), categories=frozenset(c for c, _ in checker.found))
+    _read(checker, definition, "tool")
+    return checker.report(name)
+
+
+def _read(checker: _Checker, definition: Mapping[str, Any], kind: str) -> None:
+    """Check every string a model reads in ``definition`` (all of it but ``_meta``), names as names."""
+    for key, value in definition.items():
+        if key == "_meta":
+            continue
+        checker.text(str(key), str(key))
+        for where, text, role in _strings(value, str(key), names=key == "name"):
+            named = kind == "prompt" and re.fullmatch(r"arguments\[\d+\]\.name", where) is not None
+            checker.text(where, text, "name" if named else role)
 
 
 def scan_tool(tool: Any, *, own_tools: Iterable[str] = ()) -> ScanReport:
@@ -335,3 +355,41 @@ def scan_tool(tool: Any, *, own_tools: Iterable[str] = ()) -> ScanReport:
     report = scan_definition(definition, own_tools=own_tools)
     local = getattr(tool, "name", report.tool)
     return ScanReport(tool=local, reasons=report.reasons, categories=report.categories)
+
+
+def _scan_other(definition: Mapping[str, Any], kind: str, name: str, own_tools: Iterable[str]) -> ScanReport:
+    checker = _Checker([*own_tools])
+    if _depth(definition, _WALK_DEPTH) > _WALK_DEPTH:
+        checker.add("oversized", name, f"the {kind} definition is nested deeper than {_WALK_DEPTH} levels")
+    elif (size := len(json.dumps(definition, default=str))) > MAX_DEFINITION:
+        checker.add("oversized", name, f"the {kind} definition has {size:,} characters (over {MAX_DEFINITION:,})")
+    _read(checker, definition, kind)
+    return checker.report(name)
+
+
+def scan_prompt(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP prompt definition: its name, title, description and every argument's name and description.
+
+    Args:
+        definition: the prompt as the server listed it (``prompts/list``, camelCase keys).
+        own_tools: names of the same server's tools (a prompt that mentions them is normal).
+
+    Returns:
+        The report; its ``tool`` is the prompt's name.
+    """
+    return _scan_other(definition, "prompt", str(definition.get("name", "?")), own_tools)
+
+
+def scan_resource(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP resource or resource template definition: name, title, description, ``uri`` or
+    ``uriTemplate``, ``mimeType`` and annotations.
+
+    Args:
+        definition: the resource as the server listed it (``resources/list`` or ``resources/templates/list``).
+        own_tools: names of the same server's tools.
+
+    Returns:
+        The report; its ``tool`` is the resource's name (its URI when it has none).
+    """
+    name = definition.get("name") or definition.get("uri") or definition.get("uriTemplate") or "?"
+    return _scan_other(definition, "resource", str(name), own_tools)
