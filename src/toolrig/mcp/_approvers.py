@@ -22,7 +22,7 @@ import anyio
 
 from toolrig import CallContext, ToolCall
 from toolrig.mcp._peer import peer_of
-from toolrig.policy.approvals import TooLargeToShow, render_request
+from toolrig.policy.approvals import fit_request
 
 __all__ = ["ClientApprover"]
 
@@ -43,22 +43,18 @@ class ClientApprover:
         self.timeout = timeout
         self.max_chars = max_chars
 
-    def message(self, call: ToolCall, context: CallContext, reason: str) -> str:
-        """The text the person is shown for ``call``.
-
-        Raises:
-            TooLargeToShow: it cannot be shown whole within ``max_chars``.
-        """
-        return render_request(call, context, reason, limit=self.max_chars)
+    def message(self, call: ToolCall, context: CallContext, reason: str) -> str | None:
+        """The text the person is shown for ``call``; None when it cannot be shown whole within ``max_chars``."""
+        return fit_request(call, context, reason, limit=self.max_chars)
 
     async def __call__(self, call: ToolCall, context: CallContext, reason: str) -> bool:
         peer = peer_of(context)
         if peer is None or not peer.supports_elicitation:
             return await self._fallback(call, context, reason)
-        try:
-            message = self.message(call, context, reason)
-        except TooLargeToShow as exc:
-            log.warning("approval for %s denied without asking: %s", call.name, exc)
+        message = self.message(call, context, reason)
+        if message is None:
+            log.warning("approval for %s denied without asking: the request cannot be shown whole in %d characters",
+                        call.name, self.max_chars)
             return False
         schema = {"type": "object", "properties": {"approve": {
             "type": "boolean", "title": "Run this call", "description": "Yes runs this one call", "default": False}},

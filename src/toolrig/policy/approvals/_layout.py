@@ -6,7 +6,7 @@ that looks like a path, URL, address, e-mail or shell command), then the other s
 ones. Without a size limit every value is shown whole. With one, a value longer than :data:`SHORT` characters
 may be elided in the middle — ``"head"…"tail" (N chars, sha256 H)``, H the start of the SHA-256 of the whole
 value — security-relevant values getting the room first; when even the shortest form of every leaf does not
-fit, nothing is shown: :class:`TooLargeToShow`, and the approver denies. A key path and a short value are
+fit, nothing is shown (None), and the approver denies. A key path and a short value are
 never cut.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from toolrig.policy.approvals._visible import visible
 
-__all__ = ["SHORT", "TooLargeToShow", "layout_arguments"]
+__all__ = ["SHORT", "layout_arguments"]
 
 SHORT = 64
 """Values rendered in at most this many characters are always shown whole."""
@@ -50,17 +50,6 @@ _RELEVANT_VALUE = re.compile(
     r"|^\s*(?:[\w-]+\.)+[a-z]{2,}(?::\d+)?\s*$|^\s*\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\s*$|^\s*\[?[0-9a-f:]*::"  # host
     r"|[|;&`$<>]|\b(?:sudo|rm|curl|wget|chmod|chown|bash|sh|eval|exec)\b",  # a command
     re.IGNORECASE)
-
-
-class TooLargeToShow(ValueError):
-    """The arguments cannot be shown whole within the limit: the approver must deny."""
-
-    def __init__(self, leaves: int, needed: int, limit: int) -> None:
-        super().__init__(f"the request cannot be shown whole: its {leaves:,} argument values need at least "
-                         f"{needed:,} characters, over the limit of {limit:,}")
-        self.leaves = leaves
-        self.needed = needed
-        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -165,7 +154,7 @@ def _leaves(arguments: Mapping[str, Any], bounded: bool) -> list[_Leaf]:
     return sorted(found, key=lambda leaf: (not leaf.relevant, len(leaf.full) > SHORT, leaf.index))
 
 
-def layout_arguments(arguments: Mapping[str, Any], limit: int | None = None) -> list[str]:
+def layout_arguments(arguments: Mapping[str, Any], limit: int | None = None) -> list[str] | None:
     """One line per leaf of ``arguments`` (``path = value``), security-relevant ones first.
 
     Args:
@@ -173,19 +162,18 @@ def layout_arguments(arguments: Mapping[str, Any], limit: int | None = None) -> 
         limit: the most characters the lines may take together, newlines included (None: no limit, nothing
             elided).
 
-    Raises:
-        TooLargeToShow: not even every key path, every short value and the shortest form of every long one fit.
+    Returns:
+        The lines; None when not even every key path, every short value and the shortest form of every long one
+        fit in ``limit``.
     """
     leaves = _leaves(arguments, limit is not None)
-    if limit is not None and limit < 0:
-        raise TooLargeToShow(len(leaves), 0, limit)
     if limit is None:
         return [f"  {leaf.path} = {leaf.full}" for leaf in leaves]
     shortest = [leaf.full if len(leaf.full) <= SHORT else _elided(leaf.raw, leaf.quoted, 0) for leaf in leaves]
     # each line is "  PATH = VALUE", with a newline between lines
     needed = sum(len(leaf.path) + len(text) + 6 for leaf, text in zip(leaves, shortest, strict=True)) - 1
     if needed > limit:
-        raise TooLargeToShow(len(leaves), needed, limit)
+        return None
     spare = limit - needed
     waiting = {tier: sum(1 for leaf, least in zip(leaves, shortest, strict=True)
                          if leaf.relevant is tier and least != leaf.full) for tier in (True, False)}

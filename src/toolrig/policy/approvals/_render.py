@@ -15,10 +15,10 @@ from typing import Any
 
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
-from toolrig.policy.approvals._layout import TooLargeToShow, layout_arguments
+from toolrig.policy.approvals._layout import layout_arguments
 from toolrig.policy.approvals._visible import visible
 
-__all__ = ["TooLargeToShow", "render_request", "render_value", "visible"]
+__all__ = ["fit_request", "render_request", "render_value", "visible"]
 
 
 def render_value(value: Any, indent: int = 0) -> str:
@@ -48,25 +48,31 @@ def arguments_hash(arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def render_request(call: ToolCall, context: CallContext, reason: str, version: str | None = None, *,
-                   limit: int | None = None) -> str:
-    """The text a human sees before approving ``call``: tool, reason, caller, every argument value.
+def render_request(call: ToolCall, context: CallContext, reason: str, version: str | None = None) -> str:
+    """The text a human sees before approving ``call``: tool, reason, caller, every argument value whole."""
+    head = _head(call, context, reason, version)
+    return head + "\n".join(layout_arguments(_arguments(call)) or [])
 
-    Args:
-        call: the call to show.
-        context: its context (the caller shown).
-        reason: why approval is asked.
-        version: the tool's version, when known.
-        limit: the most characters the text may have (None: no limit, every value whole); long values are elided
-            in the middle (with their length and hash) to fit.
 
-    Raises:
-        TooLargeToShow: the request cannot be shown whole within ``limit``: do not ask, deny.
-    """
+def fit_request(call: ToolCall, context: CallContext, reason: str, version: str | None = None, *,
+                limit: int) -> str | None:
+    """:func:`render_request` in at most ``limit`` characters: long values elided in the middle (with their length
+    and hash) as needed; None when the request cannot be shown whole (every key path, every short value) in
+    ``limit`` — then do not ask: deny."""
+    head = _head(call, context, reason, version)
+    lines = layout_arguments(_arguments(call), limit - len(head)) if len(head) <= limit else None
+    return None if lines is None else head + "\n".join(lines)
+
+
+def _arguments(call: ToolCall) -> Mapping[str, Any]:
+    return call.arguments if isinstance(call.arguments, Mapping) else {"<raw>": call.arguments}
+
+
+def _head(call: ToolCall, context: CallContext, reason: str, version: str | None) -> str:
     name = visible(call.name) + (f"@{visible(version)}" if version else "")
     who = ", ".join(f"{k}={visible(str(v))}" for k, v in (("user", context.user), ("agent", context.agent),
                                                           ("session", context.session)) if v)
-    arguments = call.arguments if isinstance(call.arguments, Mapping) else {"<raw>": call.arguments}
+    arguments = _arguments(call)
     lines = [f"Tool call needs approval: {name}", f"Reason: {visible(reason)}"]
     if who:
         lines.append(f"Caller: {who}")
@@ -76,10 +82,4 @@ def render_request(call: ToolCall, context: CallContext, reason: str, version: s
         digest = "unavailable"
     lines.append(f"Arguments (sha256 {digest}; paths, URLs, commands and other sensitive values first):"
                  if arguments else "Arguments: none")
-    head = "\n".join(lines) + "\n"
-    if limit is None:
-        return head + "\n".join(layout_arguments(arguments))
-    try:
-        return head + "\n".join(layout_arguments(arguments, limit - len(head)))
-    except TooLargeToShow as exc:
-        raise TooLargeToShow(exc.leaves, exc.needed + len(head), limit) from None
+    return "\n".join(lines) + "\n"
