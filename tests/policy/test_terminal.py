@@ -49,7 +49,7 @@ async def test_the_prompt_shows_everything_visibly() -> None:
     await ask(handler, Policy(allowed_tools=None), "ls \u202e\x1b[2J\u200b")
     shown = screen.getvalue()
     assert "Tool call needs approval: shell@1.0.0" in shown and "Caller: user=alice" in shown
-    assert '"command": "ls <U+202E>\\x1b[2J<U+200B>"' in shown
+    assert '  command = "ls <U+202E>\\x1b[2J<U+200B>"' in shown
     assert "\x1b" not in shown and "\u202e" not in shown
 
 
@@ -69,3 +69,22 @@ async def test_without_a_terminal_nobody_is_asked() -> None:
     handler, screen = approver("y\n", tty=False)
     assert await ask(handler, Policy(allowed_tools=None), "ls") is ErrorKind.APPROVAL_DENIED
     assert screen.getvalue() == ""
+
+
+async def test_the_terminal_shows_what_the_client_approver_shows_with_nothing_elided() -> None:
+    """One rendering for both: every value on its own line, the path first whatever the model's order; the
+    terminal has no size limit, so a long value is shown whole rather than elided."""
+    from toolrig.mcp import ClientApprover
+
+    screen = io.StringIO()
+    handler = TerminalApprover(stdin=Keyboard("n\n"), console=Console(file=screen, width=5_000), tools=TOOLS)
+    call = ToolCall(name="write_file", arguments={"text": "lorem " * 400, "path": ".git/hooks/pre-commit"})
+    policy = Policy(allowed_tools=None, ask=["write_file"])
+    async with Runtime(TOOLS, policy=policy, approval=handler, audit=False) as rt:
+        out = await rt.call(call, CallContext(user="alice"))
+    assert out.error is not None and out.error.kind is ErrorKind.APPROVAL_DENIED
+    shown = screen.getvalue()
+    lines = [line for line in shown.split("\n") if line.startswith("  ")]
+    assert lines == ['  path = ".git/hooks/pre-commit"', '  text = "' + "lorem " * 400 + '"']
+    elicited = ClientApprover().message(call, CallContext(user="alice"), "x")
+    assert [line.split(" = ")[0] for line in elicited.split("\n") if line.startswith("  ")] == ["  path", "  text"]

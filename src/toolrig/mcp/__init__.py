@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from toolrig.mcp._gateway_toolset import Blocked, GatewayToolset, PinMode
     from toolrig.mcp._pins import STATE_ENV, Pin, PinStatus, PinStore, canonical_definition, definition_hash, open_pins
     from toolrig.mcp._report import startup_report, startup_text
-    from toolrig.mcp._scan import ScanReport, scan_definition, scan_tool
+    from toolrig.mcp._scan import ScanReport, scan_definition, scan_prompt, scan_resource, scan_tool
     from toolrig.mcp._serve import build_server, http_app, serve, serve_async
     from toolrig.mcp._server import ToolServer
     from toolrig.mcp._stages import CallerCacheStage, served_stages
@@ -91,6 +91,8 @@ _LAZY = {
     "load_gateway_config": "toolrig.mcp._gateway_config",
     "open_pins": "toolrig.mcp._pins",
     "scan_definition": "toolrig.mcp._scan",
+    "scan_prompt": "toolrig.mcp._scan",
+    "scan_resource": "toolrig.mcp._scan",
     "scan_tool": "toolrig.mcp._scan",
     "serve": "toolrig.mcp._serve",
     "serve_async": "toolrig.mcp._serve",
@@ -170,6 +172,8 @@ __all__ = [
     "parse_target",
     "read_servers",
     "scan_definition",
+    "scan_prompt",
+    "scan_resource",
     "scan_tool",
     "serve",
     "serve_async",

@@ -2,8 +2,11 @@
 
 A tool definition is the server's text read by the model as if it were the user's; a hostile server puts
 instructions there. :func:`scan_tool` walks the whole definition — name, title, description, annotations,
-every key and string value of the input and output schemas (property names, descriptions, enum values,
-defaults, examples) — and reports, each with where it was found:
+every key and string value of the input and output schemas at any depth (property, ``$defs`` and required names,
+descriptions, titles, enum and const values, defaults, examples, patterns) — and :func:`scan_prompt` /
+:func:`scan_resource` do the same for prompt definitions (their arguments too) and resource definitions. One
+walker yields every string with its role: a property's name, description and title are requests for a value.
+It reports, each with where it was found:
 
 * ``invisible``: zero-width, bidirectional-override, tag or other format / private-use characters;
 * ``hidden-markup``: HTML comments, instruction-like tags (``<important>``, ``<system>``), elements hidden by
@@ -12,7 +15,10 @@ defaults, examples) — and reports, each with where it was found:
 * ``instruction``: text aimed at the model rather than describing the tool (ignore previous instructions,
   do not tell the user, before using this tool, system notes, in several languages);
 * ``secret``: references to credentials and secret files (``~/.ssh``, ``.env``, private keys, ``/etc/shadow``,
-  the output of ``env``), or to passwords and tokens together with a request to send or include them;
+  the output of ``env``), passwords and tokens together with a request to send or include them, and requests for
+  secrets the model has seen or for every secret it can get, read by meaning (:mod:`._scan_asks`);
+* ``conversation``: requests for the conversation so far, the chat history, the model's own instructions or
+  "everything you have seen" (:mod:`._scan_asks`: phrasings and identifier names, eight languages);
 * ``tool-reference``: directions to call other tools (a tool-like name after *call / use / run / send to*
   that is not the server's own tool), references to other servers, claims to replace other tools;
 * ``exfiltration``: URLs with data placeholders or at collection services, e-mail recipients, ``curl | sh``;
@@ -36,8 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrig.mcp._names import name_problem
+from toolrig.mcp._scan_asks import SECRET_PLACES, asks_for, passes_on_secret
 
-__all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_tool"]
+__all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_prompt", "scan_resource", "scan_tool"]
 
 MAX_SCHEMA_DEPTH = 32
 MAX_STRING = 8_000
@@ -78,7 +85,7 @@ _INSTRUCTION = _rx(
     r"show|showing|notify|notifying|alert|alerting)\b.{0,20}\b(the )?(user|human|operator|anyone)\b",
     r"\bbefore (using|calling|invoking|running|executing) (this|the|any)\b",
     r"\b(before|instead of|rather than) (any|all|every) other tools?\b", r"\balways (call|use|run|invoke) this tool\b",
-    r"\b(system|admin|developer|important|security|assistant)\s+(note|message|instruction|prompt|override|notice)s?\b",
+    r"\b(system|admin|developer|important|security|assistant)\s+(note|message|instruction|override|notice)s?\b",
     r"^\s*(system|assistant|important|note to (the )?(ai|assistant|model))\s*:",
     r"\b(the|you,? the) (ai|assistant|model|llm)\b.{0,20}\b(must|should|needs? to|has to|will)\b",
     r"\byou (must|should|need to|have to|are required to)\b.{0,20}\b(first|always|also|secretly|silently)?\s*"
@@ -106,18 +113,6 @@ _INSTRUCTION = _rx(
     r"تجاهل.{0,20}(التعليمات|الأوامر)|لا تخبر", r"(निर्देशों|निर्देश).{0,20}(अनदेखा|नज़रअंदाज़)|मत बताना",
     r"\b(önceki|tüm) talimatları (yok say|görmezden gel)\b|\bkullanıcıya söyleme\b",
     r"\bnegeer\b.{0,30}\binstructies\b|\bvertel (het )?niet\b", r"\bzignoruj\b.{0,30}\binstrukcj|\bnie mów\b")
-
-_SECRET_STRONG = _rx(
-    r"~/\.(ssh|aws|gnupg|netrc|docker|kube|config/gcloud|git-credentials|npmrc|pypirc)",
-    r"\bid_(rsa|dsa|ecdsa|ed25519)\b",
-    r"(^|[\s'\"`(/])\.env\b", r"\.netrc\b", r"/etc/(shadow|passwd|sudoers)\b", r"\bprivate[ _-]?keys?\b",
-    r"\b(aws_secret_access_key|aws_access_key_id|api[_-]?secret)\b", r"\bkey ?files?\b", r"\bkeychain\b",
-    r"(output|result|contents?) of `?(env|printenv|set)`?\b", r"`(env|printenv)`", r"\bhome directory listing\b",
-    r"\b(browser|saved) (cookies|passwords)\b", r"\bwallet (seed|phrase)\b|\bseed phrase\b|\bmnemonic\b")
-_SECRET_WEAK = _rx(r"\b(passwords?|passphrases?|api[ _-]?keys?|access[ _-]?tokens?|secrets?|credentials?|"
-                   r"session cookies?|bearer tokens?|environment variables)\b")
-_DIRECTIVE = _rx(r"\b(send|include|pass|append|forward|upload|post|attach|copy|paste|put|insert|add|provide|"
-                 r"read|collect|extract|leak|exfiltrate|transmit|email|e-mail)\b")
 
 _TOOL_CALL = re.compile(
     r"\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|send (?:it|them|this|that) to|"
@@ -162,19 +157,30 @@ class ScanReport:
                 "categories": sorted(self.categories)}
 
 
-def _strings(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, str, int]]:
-    """Every string of a JSON value (keys too), with its location and nesting depth (down to _WALK_DEPTH)."""
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+                        "dependentRequired"})
+"""Schema keywords whose keys are names the model reads as names (a property, a definition)."""
+
+
+def _strings(value: Any, where: str, depth: int = 0, *, names: bool = False,
+             param: bool = False) -> Iterator[tuple[str, str, str]]:
+    """Every string of a JSON value (keys too), with its location and its role: ``"name"`` for a property,
+    definition or required name, ``"ask"`` for a property's description or title (they describe a value the model
+    must supply), ``"text"`` for anything else; not deeper than _WALK_DEPTH."""
     if depth > _WALK_DEPTH:
         return
     if isinstance(value, str):
-        yield where, value, depth
+        yield where, value, "name" if names else "text"
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            yield f"{where}.{key}", str(key), depth + 1
-            yield from _strings(item, f"{where}.{key}", depth + 1)
+            yield f"{where}.{key}", str(key), "name" if names else "text"
+            if param and key in ("description", "title") and isinstance(item, str):
+                yield f"{where}.{key}", item, "ask"
+                continue
+            yield from _strings(item, f"{where}.{key}", depth + 1, names=str(key) in _NAME_MAPS, param=names)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _strings(item, f"{where}[{i}]", depth + 1)
+            yield from _strings(item, f"{where}[{i}]", depth + 1, names=names or where.endswith(".required"))
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -211,7 +217,11 @@ class _Checker:
     def add(self, category: str, where: str, what: str) -> None:
         self.found.append((category, f"{where}: {what}"))
 
-    def text(self, where: str, raw: str) -> None:
+    def report(self, name: str) -> ScanReport:
+        reasons = list(dict.fromkeys(r for _, r in self.found))
+        return ScanReport(tool=name, reasons=tuple(reasons), categories=frozenset(c for c, _ in self.found))
+
+    def text(self, where: str, raw: str, role: str = "text") -> None:
         if len(raw) > MAX_STRING:
             self.add("oversized", where, f"{len(raw):,} characters of metadata (over {MAX_STRING:,})")
         if (hidden := _invisible(raw)) is not None:
@@ -221,14 +231,16 @@ class _Checker:
         text = _folded(raw)
         spaced = _WORD_JOINERS.sub(" ", text)  # ignore_previous_instructions as words
         for category, pattern in (("hidden-markup", _HIDDEN_MARKUP), ("instruction", _INSTRUCTION),
-                                  ("secret", _SECRET_STRONG), ("exfiltration", _EXFIL)):
+                                  ("secret", SECRET_PLACES), ("exfiltration", _EXFIL)):
             m = pattern.search(text)
             if m is None and category == "instruction" and spaced != text:
                 m = pattern.search(spaced)
             if m is not None:
                 self.add(category, where, f"{_label(category)} ({_quote(m)!r})")
         self._hidden_encodings(where, text)
-        if (m := _SECRET_WEAK.search(text)) is not None and _DIRECTIVE.search(text) and _asks(text, m):
+        if (found := asks_for(text, role)) is not None:
+            self.add(found[0], where, found[1])
+        if (m := passes_on_secret(text)) is not None:
             self.add("secret", where, f"asks to pass on a secret ({_quote(m)!r})")
         self._references(where, text)
         if (m := _ENCODED.search(text)) is not None:
@@ -240,11 +252,16 @@ class _Checker:
         if (len(text) >= 16 and rotated != text and _INSTRUCTION.search(text) is None
                 and (m := _INSTRUCTION.search(rotated)) is not None):
             self.add("encoded", where, f"a rot13-encoded instruction ({_quote(m)!r})")
+        elif len(text) >= 16 and rotated != text and asks_for(text) is None and (found := asks_for(rotated)):
+            self.add("encoded", where, f"a rot13-encoded request: {found[1]}")
         for blob in _BASE64.findall(text):
             with contextlib.suppress(ValueError, UnicodeDecodeError):
                 decoded = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8")
-                if (m := _INSTRUCTION.search(decoded) or _SECRET_STRONG.search(decoded)) is not None:
+                if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
                     self.add("encoded", where, f"a base64-encoded instruction ({_quote(m)!r})")
+                    return
+                if (found := asks_for(decoded)) is not None:
+                    self.add("encoded", where, f"a base64-encoded request: {found[1]}")
                     return
 
     def _references(self, where: str, text: str) -> None:
@@ -275,15 +292,6 @@ _GENERIC_NOUNS = frozenset({"this", "the", "that", "any", "other", "a", "an", "e
 
 def _is_file_or_parameter(name: str) -> bool:
     return bool(re.search(r"\.(md|txt|json|ya?ml|toml|py|js|ts|csv|env|cfg|ini|log)$", name))
-
-
-def _asks(text: str, secret: re.Match[str]) -> bool:
-    """True when a send/include verb sits in the same sentence as the secret word."""
-    start = max(text.rfind(".", 0, secret.start()), text.rfind("\n", 0, secret.start())) + 1
-    end_candidates = [i for i in (text.find(".", secret.end()), text.find("\n", secret.end())) if i != -1]
-    sentence = text[start: min(end_candidates) if end_candidates else len(text)]
-    return bool(_DIRECTIVE.search(sentence)) and bool(re.search(
-        r"\b(the user'?s?|their|your|all|any|my|our|this machine'?s?|from the)\b", sentence, re.IGNORECASE))
 
 
 def _padded(text: str) -> bool:
@@ -318,10 +326,19 @@ def scan_definition(definition: Mapping[str, Any], *, own_tools: Iterable[str] =
         size = len(json.dumps(definition, default=str))
         if size > MAX_DEFINITION:
             checker.add("oversized", name, f"the definition has {size:,} characters (over {MAX_DEFINITION:,})")
-    for where, text, _level in _strings({k: v for k, v in definition.items() if k != "_meta"}, "tool"):
-        checker.text(where.removeprefix("tool."), text)
-    reasons = list(dict.fromkeys(r for _, r in checker.found))
-    return ScanReport(tool=name, reasons=tuple(reasons), categories=frozenset(c for c, _ in checker.found))
+    _read(checker, definition, "tool")
+    return checker.report(name)
+
+
+def _read(checker: _Checker, definition: Mapping[str, Any], kind: str) -> None:
+    """Check every string a model reads in ``definition`` (all of it but ``_meta``), names as names."""
+    for key, value in definition.items():
+        if key == "_meta":
+            continue
+        checker.text(str(key), str(key))
+        for where, text, role in _strings(value, str(key), names=key == "name"):
+            argument = re.fullmatch(r"arguments\[\d+\]\.(name|description|title)", where) if kind == "prompt" else None
+            checker.text(where, text, role if argument is None else "name" if argument.group(1) == "name" else "ask")
 
 
 def scan_tool(tool: Any, *, own_tools: Iterable[str] = ()) -> ScanReport:
@@ -335,3 +352,41 @@ def scan_tool(tool: Any, *, own_tools: Iterable[str] = ()) -> ScanReport:
     report = scan_definition(definition, own_tools=own_tools)
     local = getattr(tool, "name", report.tool)
     return ScanReport(tool=local, reasons=report.reasons, categories=report.categories)
+
+
+def _scan_other(definition: Mapping[str, Any], kind: str, name: str, own_tools: Iterable[str]) -> ScanReport:
+    checker = _Checker([*own_tools])
+    if _depth(definition, _WALK_DEPTH) > _WALK_DEPTH:
+        checker.add("oversized", name, f"the {kind} definition is nested deeper than {_WALK_DEPTH} levels")
+    elif (size := len(json.dumps(definition, default=str))) > MAX_DEFINITION:
+        checker.add("oversized", name, f"the {kind} definition has {size:,} characters (over {MAX_DEFINITION:,})")
+    _read(checker, definition, kind)
+    return checker.report(name)
+
+
+def scan_prompt(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP prompt definition: its name, title, description and every argument's name and description.
+
+    Args:
+        definition: the prompt as the server listed it (``prompts/list``, camelCase keys).
+        own_tools: names of the same server's tools (a prompt that mentions them is normal).
+
+    Returns:
+        The report; its ``tool`` is the prompt's name.
+    """
+    return _scan_other(definition, "prompt", str(definition.get("name", "?")), own_tools)
+
+
+def scan_resource(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP resource or resource template definition: name, title, description, ``uri`` or
+    ``uriTemplate``, ``mimeType`` and annotations.
+
+    Args:
+        definition: the resource as the server listed it (``resources/list`` or ``resources/templates/list``).
+        own_tools: names of the same server's tools.
+
+    Returns:
+        The report; its ``tool`` is the resource's name (its URI when it has none).
+    """
+    name = definition.get("name") or definition.get("uri") or definition.get("uriTemplate") or "?"
+    return _scan_other(definition, "resource", str(name), own_tools)

@@ -1,50 +1,24 @@
-"""Showing a call to a human with nothing hidden: escapes, bidi and invisible characters made visible.
+"""Showing a call to a human with nothing hidden: the one rendering of an approval request.
 
-Controls become ``\\xNN`` (``\\n``, ``\\t``, ``\\r`` for those three), and bidi controls, zero-width
-and other format characters, Unicode tag characters, unusual spaces, private-use, unassigned and
-surrogate code points become ``<U+XXXX>``. Backslashes and quotes inside strings are escaped, so
-the rendering is unambiguous and nothing raw reaches the terminal.
+The terminal approver and the MCP client's elicitation form (``toolrig.mcp.ClientApprover``) show a request the
+same way: the tool, the reason, the caller, a hash of the exact arguments, and one
+line per argument value (:mod:`._layout`: security-relevant ones first, every key path, long values elided only
+where a size limit requires it), every string made visible by :func:`~._visible.visible`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
+from toolrig.policy.approvals._layout import layout_arguments
+from toolrig.policy.approvals._visible import visible
 
-__all__ = ["render_request", "render_value", "visible"]
-
-_INVISIBLE_EXTRA = frozenset({0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E, 0x17B4, 0x17B5})
-_HIDDEN_CATEGORIES = frozenset({"Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-_SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
-
-
-def _char(c: str, quote: str) -> str:
-    code = ord(c)
-    if c in _SHORT:
-        return _SHORT[c]
-    if c == quote:
-        return "\\" + c
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return f"\\x{code:02x}"
-    if code < 0x7F:
-        return c
-    cat = unicodedata.category(c)
-    if (cat in _HIDDEN_CATEGORIES or (cat == "Zs") or code in _INVISIBLE_EXTRA
-            or 0xFE00 <= code <= 0xFE0F or 0xE0000 <= code <= 0xE01EF):
-        return f"<U+{code:04X}>"
-    return c
-
-
-def visible(text: str, *, quote: str = "") -> str:
-    """``text`` with every control, bidi, invisible or unusual-space character written out visibly."""
-    if text.isascii() and text.isprintable() and "\\" not in text and (not quote or quote not in text):
-        return text
-    return "".join(_char(c, quote) for c in text)
+__all__ = ["fit_request", "render_request", "render_value", "visible"]
 
 
 def render_value(value: Any, indent: int = 0) -> str:
@@ -67,14 +41,45 @@ def render_value(value: Any, indent: int = 0) -> str:
         return visible(repr(value))
 
 
+def arguments_hash(arguments: Mapping[str, Any]) -> str:
+    """The SHA-256 of the canonical JSON of ``arguments`` (sorted keys, compact): what the shown call is."""
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True,
+                      default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def render_request(call: ToolCall, context: CallContext, reason: str, version: str | None = None) -> str:
-    """The full text a human sees before approving ``call``: tool, caller, reason, every argument."""
+    """The text a human sees before approving ``call``: tool, reason, caller, every argument value whole."""
+    head = _head(call, context, reason, version)
+    return head + "\n".join(layout_arguments(_arguments(call)) or [])
+
+
+def fit_request(call: ToolCall, context: CallContext, reason: str, version: str | None = None, *,
+                limit: int) -> str | None:
+    """:func:`render_request` in at most ``limit`` characters: long values elided in the middle (with their length
+    and hash) as needed; None when the request cannot be shown whole (every key path, every short value) in
+    ``limit`` — then do not ask: deny."""
+    head = _head(call, context, reason, version)
+    lines = layout_arguments(_arguments(call), limit - len(head)) if len(head) <= limit else None
+    return None if lines is None else head + "\n".join(lines)
+
+
+def _arguments(call: ToolCall) -> Mapping[str, Any]:
+    return call.arguments if isinstance(call.arguments, Mapping) else {"<raw>": call.arguments}
+
+
+def _head(call: ToolCall, context: CallContext, reason: str, version: str | None) -> str:
     name = visible(call.name) + (f"@{visible(version)}" if version else "")
     who = ", ".join(f"{k}={visible(str(v))}" for k, v in (("user", context.user), ("agent", context.agent),
                                                           ("session", context.session)) if v)
-    arguments = call.arguments if isinstance(call.arguments, Mapping) else {"<raw>": call.arguments}
+    arguments = _arguments(call)
     lines = [f"Tool call needs approval: {name}", f"Reason: {visible(reason)}"]
     if who:
         lines.append(f"Caller: {who}")
-    lines.append(f"Arguments: {render_value(arguments)}")
-    return "\n".join(lines)
+    try:
+        digest = arguments_hash(arguments)[:16]
+    except ValueError:  # an integer past the text-conversion limit
+        digest = "unavailable"
+    lines.append(f"Arguments (sha256 {digest}; paths, URLs, commands and other sensitive values first):"
+                 if arguments else "Arguments: none")
+    return "\n".join(lines) + "\n"
