@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from toolrig import ToolOutcome
-from toolrig.runtime import ApprovalStage, CacheStage, CallNext, Invocation, Stage, default_stages, replace_stage
+from toolrig.runtime import (
+    CacheStage,
+    CallNext,
+    Invocation,
+    Stage,
+    approval_on_decisions,
+    default_stages,
+    replace_stage,
+)
 
 __all__ = ["CallerCacheStage", "served_stages"]
 
@@ -48,10 +56,9 @@ def served_stages(*, policy: bool = False, **options: Any) -> list[Stage]:
     """``default_stages(**options)`` with the caller-aware cache (see the module docstring).
 
     Args:
-        policy: the runtime gets a ``policy=``: approval then follows the policy's decisions alone (what
-            ``Runtime`` does with its default stages), instead of also asking for every destructive tool.
+        policy: the runtime gets a ``policy=``: approval then follows the policy's decisions alone
+            (:func:`toolrig.runtime.approval_on_decisions`, what ``Runtime`` does with its default stages),
+            instead of also asking for every destructive tool.
     """
     stages = replace_stage(default_stages(**options), "cache", CallerCacheStage())
-    if policy:
-        stages = replace_stage(stages, "approval", ApprovalStage(permissions=()))
-    return stages
+    return approval_on_decisions(stages) if policy else stages

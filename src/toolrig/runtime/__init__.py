@@ -7,6 +7,7 @@ from toolrig.errors import CallTimeoutError
 from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
 from toolrig.runtime._clock import Clock, FakeClock, SystemClock
 from toolrig.runtime._defaults import (
+    approval_on_decisions,
     default_stages,
     insert_after,
     insert_before,
@@ -92,6 +93,7 @@ __all__ = [
     "TimeoutStage",
     "ValidateStage",
     "Verdict",
+    "approval_on_decisions",
     "approves",
     "as_decision",
     "build_chain",

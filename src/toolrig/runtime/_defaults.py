@@ -23,7 +23,8 @@ from toolrig.runtime.stages._telemetry import TelemetryStage
 from toolrig.runtime.stages._timeout import TimeoutStage
 from toolrig.runtime.stages._validate import ValidateStage
 
-__all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
+__all__ = ["approval_on_decisions", "default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage",
+           "replace_stage"]
 
 
 def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
@@ -69,6 +70,21 @@ def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arg
 def minimal_stages() -> list[Stage]:
     """Resolve, validate, invoke: the cheapest safe pipeline (a tool's own ``spec.timeout`` still applies)."""
     return [ResolveStage(), ValidateStage()]
+
+
+def approval_on_decisions(stages: Sequence[Stage]) -> list[Stage]:
+    """A new list whose ``approval`` stage asks only on decisions: with a policy, the policy decides.
+
+    A policy decides by permission level itself (its preset asks for destructive and system tools), so the
+    approval stage then asks only when a decision (the policy's, a hook's) says ask, or the tool declares
+    ``requires_approval`` — never a second time for the permission level. The stage's timeout is kept.
+
+    Raises:
+        KeyError: there is no stage named ``approval``.
+    """
+    current = stages[_index(stages, "approval")]
+    timeout = current.timeout if isinstance(current, ApprovalStage) else ApprovalStage().timeout
+    return replace_stage(stages, "approval", ApprovalStage(permissions=(), timeout=timeout))
 
 
 def _index(stages: Sequence[Stage], name: str) -> int:

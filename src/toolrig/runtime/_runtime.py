@@ -24,10 +24,10 @@ from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._portal import LoopThread
-from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime._terminal import invoke_tool, really_cancelled
 from toolrig.runtime.executors._base import Executors
+from toolrig.toolsets._routing import RoutedCall
 from toolrig.toolsets._toolset import Toolset
 
 if TYPE_CHECKING:
@@ -58,16 +58,13 @@ class PolicyLike(Protocol):
 def _with_policy(stages: Sequence[Stage], policy: PolicyLike | Stage, toolset: Toolset, *,
                  default: bool) -> tuple[Stage, ...]:
     """``stages`` with the policy's stage just before ``approval`` (which must exist: asks need an asker)."""
-    from toolrig.runtime._defaults import insert_before, replace_stage
-    from toolrig.runtime.stages._approval import ApprovalStage
+    from toolrig.runtime._defaults import approval_on_decisions, insert_before
 
     if not any(s.name == "approval" for s in stages):
         raise ValueError("policy= needs an 'approval' stage after it, or its asks would go unasked")
     stage: Stage = policy.as_stage(toolset) if hasattr(policy, "as_stage") else policy
     out = insert_before(stages, "approval", stage)
-    if default:  # the policy decides by permission level now; approval follows its (folded) decision
-        out = replace_stage(out, "approval", ApprovalStage(permissions=()))
-    return tuple(out)
+    return tuple(approval_on_decisions(out) if default else out)
 
 
 def _policy_offers(stages: Sequence[Stage]) -> Callable[[str, Any], bool] | None:
@@ -78,6 +75,13 @@ def _policy_offers(stages: Sequence[Stage]) -> Callable[[str, Any], bool] | None
             if callable(offers):
                 return cast("Callable[[str, Any], bool]", offers)
     return None
+
+
+def _offered(toolset: Toolset, offers: Callable[[str, Any], bool] | None) -> Toolset:
+    """``toolset`` as the runtime offers it: less what the policy's ``ALLOWED_TOOLS`` leaves out (the one place)."""
+    if offers is None:
+        return toolset
+    return toolset.filtered(lambda tool: offers(tool.spec.name, toolset))
 
 
 @dataclass(slots=True)
@@ -131,9 +135,8 @@ class Runtime:
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
-        self._offers: Callable[[str, Any], bool] | None = _policy_offers(self.stages)
+        self._offered = _offered(self.toolset, _policy_offers(self.stages))
         self._chain: CallNext = self._build()
-        self._router: CallRouter | None = self.toolset if isinstance(self.toolset, CallRouter) else None
         self._running: dict[str, list[_Running]] = {}
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
@@ -183,13 +186,13 @@ class Runtime:
         Only a cancellation of the caller itself propagates (``Runtime.cancel`` ends the call with
         an outcome of kind ``cancelled``).
         """
-        routed = self._route(call) if self._router is not None else None
+        routed = self._route(call)
         asked = call.name
         if routed is not None:  # e.g. call_tool(name, arguments): every stage sees the real call and tool
             call = routed.call
         ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
         inv = Invocation.start(call, ctx, self.services)
-        if routed is not None:
+        if routed is not None and routed.tool is not None:
             inv = inv.derive(tool=routed.tool)
         outcome: ToolOutcome | None = None
         with anyio.CancelScope() as scope:
@@ -213,10 +216,13 @@ class Runtime:
         return outcome.derive(duration_ms=inv.elapsed_ms)
 
     def _route(self, call: ToolCall) -> RoutedCall | None:
-        """The toolset's routing of ``call``; a router that fails routes nothing (the call runs as sent)."""
-        assert self._router is not None
+        """The offered toolset's routing of ``call`` (:meth:`Toolset.route`); a routing that fails routes nothing.
+
+        Routing reads what :meth:`tools` lists, so a routed call never reaches a tool the runtime does not offer.
+        A call that is not routed runs as sent (a ``call_tool`` that was not routed then fails closed).
+        """
         try:
-            return self._router.route_call(call)
+            return self._offered.route(call)
         except Exception:
             log.exception("call routing failed for %s; the call runs unrouted", _short_name(call.name))
             return None
@@ -284,13 +290,10 @@ class Runtime:
     def tools(self) -> list[BaseTool]:
         """The tools this runtime can call (what it exports to providers and MCP clients).
 
-        Tools that a policy's ``ALLOWED_TOOLS`` leaves out are not listed: every call of them is denied.
+        Tools that a policy's ``ALLOWED_TOOLS`` leaves out are not listed: every call of them is denied. The same
+        view routes calls (:meth:`call`), and an MCP :class:`~toolrig.mcp.ToolServer` lists exactly these tools.
         """
-        tools = list(self.toolset.list())
-        offers = self._offers
-        if offers is None:
-            return tools
-        return [t for t in tools if offers(t.spec.name, self.toolset)]
+        return self._offered.list()
 
     def stats(self) -> dict[str, Any]:
         """Live counters: calls running now and the executors' capacity (busy and stuck threads, workers)."""

@@ -70,7 +70,7 @@ class ResolveStage:
             return _not_found(inv, str(requested), "is not a tool name", repairs)
         if "@" in requested and not inv.services.allow_selectors:
             return _not_found(inv, requested, "does not exist (tool names take no version here)", repairs)
-        routed = inv.tool  # set before the chain only by a CallRouter (see toolrig.runtime._routing)
+        routed = inv.tool  # set before the chain only by routing (Toolset.route, see toolrig.toolsets._routing)
         tool = routed if routed is not None and routed.spec.name == requested else inv.services.lookup(requested)
         if tool is None and NAME_PATTERN.match(requested.strip().split("@", 1)[0]):
             wanted = requested.strip().lower()
