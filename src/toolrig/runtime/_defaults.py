@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolrig._spec import RetryPolicy
-from toolrig.runtime._chain import Stage
+from toolrig.runtime._chain import Stage, StageLike
 from toolrig.runtime.stages._approval import ApprovalStage
 from toolrig.runtime.stages._audit import AuditStage
 from toolrig.runtime.stages._breaker import BreakerStage
@@ -72,7 +72,7 @@ def minimal_stages() -> list[Stage]:
     return [ResolveStage(), ValidateStage()]
 
 
-def approval_on_decisions(stages: Sequence[Stage]) -> list[Stage]:
+def approval_on_decisions(stages: Sequence[StageLike]) -> list[StageLike]:
     """A new list whose ``approval`` stage asks only on decisions: with a policy, the policy decides.
 
     A policy decides by permission level itself (its preset asks for destructive and system tools), so the
@@ -87,35 +87,35 @@ def approval_on_decisions(stages: Sequence[Stage]) -> list[Stage]:
     return replace_stage(stages, "approval", ApprovalStage(permissions=(), timeout=timeout))
 
 
-def _index(stages: Sequence[Stage], name: str) -> int:
+def _index(stages: Sequence[StageLike], name: str) -> int:
     for i, s in enumerate(stages):
         if s.name == name:
             return i
     raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in stages]}")
 
 
-def insert_before(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+def insert_before(stages: Sequence[StageLike], name: str, stage: StageLike) -> list[StageLike]:
     """A new list with ``stage`` placed just outside the stage called ``name``."""
     out = list(stages)
     out.insert(_index(out, name), stage)
     return out
 
 
-def insert_after(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+def insert_after(stages: Sequence[StageLike], name: str, stage: StageLike) -> list[StageLike]:
     """A new list with ``stage`` placed just inside the stage called ``name``."""
     out = list(stages)
     out.insert(_index(out, name) + 1, stage)
     return out
 
 
-def remove_stage(stages: Sequence[Stage], name: str) -> list[Stage]:
+def remove_stage(stages: Sequence[StageLike], name: str) -> list[StageLike]:
     """A new list without the stage called ``name``."""
     out = list(stages)
     del out[_index(out, name)]
     return out
 
 
-def replace_stage(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+def replace_stage(stages: Sequence[StageLike], name: str, stage: StageLike) -> list[StageLike]:
     """A new list with the stage called ``name`` replaced by ``stage``."""
     out = list(stages)
     out[_index(out, name)] = stage

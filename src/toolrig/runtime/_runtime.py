@@ -7,9 +7,9 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 import anyio.from_thread
@@ -19,7 +19,7 @@ from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
+from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_chain
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
@@ -49,39 +49,36 @@ def as_toolset(tools: Any) -> Toolset:
     return FunctionToolset(list(tools))
 
 
+@runtime_checkable
 class PolicyLike(Protocol):
     """Anything that makes the runtime's policy stage (a :class:`toolrig.Policy` does)."""
 
-    def as_stage(self, toolset: Any = None) -> Stage: ...
+    def as_stage(self, toolset: Toolset | None = None) -> Stage:
+        """The stage that applies the policy to the calls of ``toolset``."""
+        ...
 
 
-def _with_policy(stages: Sequence[Stage], policy: PolicyLike | Stage, toolset: Toolset, *,
+def _with_policy(stages: Sequence[StageLike], policy: PolicyLike | Stage | StageLike, toolset: Toolset, *,
                  default: bool) -> tuple[Stage, ...]:
     """``stages`` with the policy's stage just before ``approval`` (which must exist: asks need an asker)."""
     from toolrig.runtime._defaults import approval_on_decisions, insert_before
 
     if not any(s.name == "approval" for s in stages):
         raise ValueError("policy= needs an 'approval' stage after it, or its asks would go unasked")
-    stage: Stage = policy.as_stage(toolset) if hasattr(policy, "as_stage") else policy
+    stage = as_stage(policy.as_stage(toolset) if isinstance(policy, PolicyLike) else policy)
     out = insert_before(stages, "approval", stage)
-    return tuple(approval_on_decisions(out) if default else out)
+    return tuple(as_stage(s) for s in (approval_on_decisions(out) if default else out))
 
 
-def _policy_offers(stages: Sequence[Stage]) -> Callable[[str, Any], bool] | None:
-    """The policy stage's ``offers(name, toolset)`` (what ALLOWED_TOOLS leaves listed), if it has one."""
-    for stage in stages:
-        if stage.name == "policy":
-            offers = getattr(getattr(stage, "policy", None), "offers", None)
-            if callable(offers):
-                return cast("Callable[[str, Any], bool]", offers)
-    return None
+def _offered(toolset: Toolset, stages: Sequence[Stage]) -> Toolset:
+    """``toolset`` as the runtime offers it: less what a stage hides (a policy's ``ALLOWED_TOOLS``; the one place).
 
-
-def _offered(toolset: Toolset, offers: Callable[[str, Any], bool] | None) -> Toolset:
-    """``toolset`` as the runtime offers it: less what the policy's ``ALLOWED_TOOLS`` leaves out (the one place)."""
-    if offers is None:
+    :meth:`Runtime.tools` lists this view, and :meth:`Runtime.call` routes through it.
+    """
+    keeps = [keep for stage in stages if (keep := stage.offer_filter(toolset)) is not None]
+    if not keeps:
         return toolset
-    return toolset.filtered(lambda tool: offers(tool.spec.name, toolset))
+    return toolset.filtered(lambda tool: all(keep(tool) for keep in keeps))
 
 
 @dataclass(slots=True)
@@ -99,7 +96,9 @@ class Runtime:
 
     Args:
         tools: a list of tools (any accepted form), a Toolset, or a Registry.
-        stages: the stages, outermost first (default: :func:`default_stages`).
+        stages: the stages, outermost first (default: :func:`default_stages`): :class:`Stage` objects, or any
+            object with a ``name`` and ``async __call__(inv, call_next)`` (given :class:`Stage`'s defaults: it may
+            decide, it applies to every tool).
         hooks: objects with any of ``before_call`` / ``after_call`` / ``on_error`` (:class:`Hook`).
         audit: where audit rows go: a SQLite path, a URL, None for the default file, False for none.
         audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row written before the call).
@@ -107,7 +106,7 @@ class Runtime:
             backend object (:mod:`toolrig.state`); a backend passed as an object is not closed by :meth:`aclose`.
         approval: asked when a call needs approval; without one, such calls end ``approval_required``.
         clock: time source (inject a FakeClock in tests).
-        policy: a :class:`toolrig.Policy` (or any object with ``as_stage(toolset)``, or a Stage): its stage
+        policy: a :class:`toolrig.Policy` (or any :class:`PolicyLike` object, or a Stage): its stage
             runs just before ``approval`` and its decisions fold with the hooks' (deny wins). With the default
             stages, approval is then asked when the policy (or a hook, or ``requires_approval``) says so.
         executors: where tool bodies run, by ``spec.isolation`` (default: this runtime's own inline, thread
@@ -116,10 +115,10 @@ class Runtime:
             reach only the tools the runtime advertises (see ``docs/runtime.md``).
     """
 
-    def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage] | None = None,
+    def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage | StageLike] | None = None,
                  hooks: Iterable[Hook] = (), audit: AuditTarget = None, audit_mode: AuditMode = "batched",
                  state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
-                 clock: Clock | None = None, policy: PolicyLike | Stage | None = None,
+                 clock: Clock | None = None, policy: PolicyLike | Stage | StageLike | None = None,
                  executors: Executors | None = None, allow_selectors: bool = False) -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import make_state
@@ -131,11 +130,11 @@ class Runtime:
                                  executors=executors if executors is not None else Executors(),
                                  allow_selectors=allow_selectors)
         self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared
-        self.stages: tuple[Stage, ...] = tuple(
-            stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
+        self.stages: tuple[Stage, ...] = tuple(as_stage(s) for s in (
+            stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode)))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
-        self._offered = _offered(self.toolset, _policy_offers(self.stages))
+        self._offered = _offered(self.toolset, self.stages)
         self._chain: CallNext = self._build()
         self._running: dict[str, list[_Running]] = {}
         self._lock = threading.Lock()
@@ -309,8 +308,7 @@ class Runtime:
     async def aclose(self) -> None:
         """Flush and close what the stages hold (audit writer, state connections) and the executors."""
         for stage in self.stages:
-            if isinstance(stage, ClosableStage):
-                await stage.aclose()
+            await stage.aclose()
         if self._own_executors:
             await self.services.executors.aclose()
         if self._owns_state:
@@ -340,15 +338,14 @@ class Runtime:
 
 
 def inner_for(tool: BaseTool, stages: Sequence[Stage], services: Services) -> list[Stage]:
-    """The stages of ``stages`` that apply to ``tool`` (a stage without ``applies`` always does).
+    """The stages of ``stages`` that apply to ``tool`` (:meth:`Stage.applies`).
 
     A stage may depend on the others (approval stays while some stage may decide), so the selection is
     repeated on what remains until it no longer shrinks.
     """
     selected = list(stages)
     while True:
-        kept = [s for s in selected if (applies := getattr(s, "applies", None)) is None
-                or applies(tool, services, selected)]
+        kept = [s for s in selected if s.applies(tool, services, selected)]
         if len(kept) == len(selected):
             return kept
         selected = kept

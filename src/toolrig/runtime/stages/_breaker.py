@@ -91,7 +91,7 @@ def tuned(base: BreakerConfig, tuning: BreakerTuning) -> BreakerConfig | None:
     return dataclasses.replace(base, **changes)
 
 
-class BreakerStage:
+class BreakerStage(Stage):
     """Stops calling a tool that keeps failing, and tries it again after a rest.
 
     Args:

@@ -68,7 +68,7 @@ def _serves_stale(outcome: ToolOutcome) -> bool:
     return not isinstance(outcome.exception, ModelRetry | ArgumentsError)
 
 
-class CacheStage:
+class CacheStage(Stage):
     """Serves repeated calls of cacheable tools from the cache.
 
     Args:

@@ -95,7 +95,7 @@ async def call_hook(inv: Invocation, fn: Callable[..., Any], args: tuple[Any, ..
     raise _NoAnswer(f"no answer within {timeout:g} s")
 
 
-class HooksStage:
+class HooksStage(Stage):
     """Runs the runtime's hooks (``Runtime(hooks=[...])``) around the rest of the chain.
 
     Args:

@@ -26,7 +26,7 @@ __all__ = ["LoopGuardStage"]
 _MAX_PLAIN_KEY = 256
 
 
-class LoopGuardStage:
+class LoopGuardStage(Stage):
     """Warns about, then blocks, identical calls repeated within a window.
 
     Args:

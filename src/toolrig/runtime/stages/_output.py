@@ -24,7 +24,7 @@ from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._results import JsonPart, Part, ResourcePart, TextPart, ToolResult
 from toolrig._spec import Trust
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["OutputLimits", "OutputStage", "cap_arrays", "shape_output", "truncate"]
@@ -241,7 +241,7 @@ def _shape_general(outcome: ToolOutcome, limits: OutputLimits, redactor: Redacto
                           truncated=outcome.truncated or capped or cut_notice is not None)
 
 
-class OutputStage:
+class OutputStage(Stage):
     """Caps, redacts and truncates what the model sees (see the module docstring).
 
     Args:

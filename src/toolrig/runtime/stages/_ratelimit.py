@@ -35,7 +35,7 @@ QuotaSource = Mapping[str, str] | Callable[[str], str | None]
 """Per-user quotas: a mapping user -> limit string, or a callable returning one (None: no quota)."""
 
 
-class RateLimitStage:
+class RateLimitStage(Stage):
     """Refuses calls over their limits with ``rate_limited`` (retryable, with ``retry_after``).
 
     Args:

@@ -19,7 +19,7 @@ import difflib
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._shown import shown_name
 from toolrig._spec import NAME_PATTERN
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["ResolveStage", "closest_names"]
@@ -54,7 +54,7 @@ def _not_found(inv: Invocation, requested: str, what: str, repairs: tuple[str, .
         repairs=repairs)
 
 
-class ResolveStage:
+class ResolveStage(Stage):
     """Looks the tool up (see the module docstring).
 
     On the way out it records the call in the tool's live stats and tags the outcome with the
@@ -62,6 +62,7 @@ class ResolveStage:
     """
 
     name = "resolve"
+    decides = False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         requested = inv.call.name

@@ -77,7 +77,7 @@ def next_delay(policy: RetryPolicy, outcome: ToolOutcome, attempt: int, *, idemp
     return delay
 
 
-class RetryStage:
+class RetryStage(Stage):
     """Retries failed attempts of a call; the outcome's ``attempts`` says how many ran.
 
     Args:
