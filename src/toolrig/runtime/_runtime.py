@@ -311,9 +311,10 @@ class Runtime:
             await stage.aclose()
         if self._own_executors:
             await self.services.executors.aclose()
-        if self._owns_state:
+        state = self.services.state
+        if self._owns_state and state is not None:
             self._owns_state = False
-            await self.services.state.aclose()
+            await state.aclose()
 
     def close(self) -> None:
         """Synchronous :meth:`aclose`, also stopping the loop thread used by :meth:`call_sync`."""
