@@ -34,7 +34,7 @@ from toolrig._define import BaseTool
 from toolrig._function_tool import FunctionTool
 from toolrig._tool_class import Tool, as_tool
 from toolrig.errors import DefinitionError, LoadError
-from toolrig.toolsets._toolset import Toolset
+from toolrig.toolsets import Toolset
 
 __all__ = [
     "LoadError",

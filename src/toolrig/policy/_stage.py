@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolrig._decision import decision_meta
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime import CallNext, Invocation, Stage, fold_decisions
-from toolrig.runtime.stages._hooks import decision_meta
 from toolrig.toolsets import Toolset
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from toolrig._tool_class import as_tool
 from toolrig._versions import SelectorError, best, parse_selector, rank, split_key
 from toolrig.errors import RegistryError, ToolNotFoundError, VersionConflictError
 from toolrig.registry._named import NamedToolsets, ToolsetDefinition
-from toolrig.toolsets._toolset import Toolset
+from toolrig.toolsets import Toolset
 
 if TYPE_CHECKING:
     from pathlib import Path

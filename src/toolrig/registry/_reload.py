@@ -26,7 +26,7 @@ from anyio.abc import TaskStatus
 
 from toolrig._define import BaseTool
 from toolrig.loading import LoadError, forget_file, load_file, python_files, source_for
-from toolrig.toolsets._aliases import share_state
+from toolrig.toolsets import share_state
 
 
 class Registry(Protocol):

@@ -7,21 +7,25 @@ from typing import Any
 
 from toolrig._spec import RetryPolicy
 from toolrig.runtime._chain import Stage, StageLike
-from toolrig.runtime.stages._approval import ApprovalStage
-from toolrig.runtime.stages._audit import AuditStage
-from toolrig.runtime.stages._breaker import BreakerStage
-from toolrig.runtime.stages._cache import CacheScope, CacheStage
-from toolrig.runtime.stages._fence import FenceStage
-from toolrig.runtime.stages._hooks import HooksStage
-from toolrig.runtime.stages._loopguard import LoopGuardStage
-from toolrig.runtime.stages._output import OutputStage
-from toolrig.runtime.stages._ratelimit import QuotaSource, RateLimitStage
-from toolrig.runtime.stages._repair import RepairStage
-from toolrig.runtime.stages._resolve import ResolveStage
-from toolrig.runtime.stages._retry import RetryStage
-from toolrig.runtime.stages._telemetry import TelemetryStage
-from toolrig.runtime.stages._timeout import TimeoutStage
-from toolrig.runtime.stages._validate import ValidateStage
+from toolrig.runtime.stages import (
+    ApprovalStage,
+    AuditStage,
+    BreakerStage,
+    CacheScope,
+    CacheStage,
+    FenceStage,
+    HooksStage,
+    LoopGuardStage,
+    OutputStage,
+    QuotaSource,
+    RateLimitStage,
+    RepairStage,
+    ResolveStage,
+    RetryStage,
+    TelemetryStage,
+    TimeoutStage,
+    ValidateStage,
+)
 
 __all__ = ["approval_on_decisions", "default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage",
            "replace_stage"]

@@ -26,13 +26,12 @@ from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._portal import LoopThread
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime._terminal import invoke_tool, really_cancelled
-from toolrig.runtime.executors._base import Executors
-from toolrig.toolsets._routing import RoutedCall
-from toolrig.toolsets._toolset import Toolset
+from toolrig.runtime.executors import Executors
+from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
 
 if TYPE_CHECKING:
     from toolrig.audit import AuditTarget
-    from toolrig.runtime.stages._audit import AuditMode
+    from toolrig.runtime.stages import AuditMode
     from toolrig.state import StateBackend
 
 __all__ = ["PolicyLike", "Runtime", "as_toolset"]
@@ -44,8 +43,6 @@ def as_toolset(tools: Any) -> Toolset:
     """A Toolset from a Toolset or Registry, or from an iterable of tools (any accepted form)."""
     if isinstance(tools, Toolset):
         return tools
-    from toolrig.toolsets._function import FunctionToolset
-
     return FunctionToolset(list(tools))
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrig.runtime._clock import Clock, SystemClock
-from toolrig.runtime.executors._base import Executors
+from toolrig.runtime.executors import Executors
 
 if TYPE_CHECKING:
     from toolrig._calls import ToolCall

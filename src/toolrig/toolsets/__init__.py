@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from toolrig.toolsets._aliases import alias
+from toolrig.toolsets._aliases import alias, share_state
 from toolrig.toolsets._combined import CombinedToolset, OnConflict
 from toolrig.toolsets._function import FunctionToolset
 from toolrig.toolsets._routing import RoutedCall
@@ -32,4 +32,5 @@ __all__ = [
     "Toolset",
     "WrapperToolset",
     "alias",
+    "share_state",
 ]

@@ -18,9 +18,7 @@ import anyio
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._shown import shown_name
-from toolrig.audit._record import fallback_record, new_row_id, started_record
-from toolrig.audit._sinks import AuditSink, open_sink
-from toolrig.audit._writer import AuditWriter
+from toolrig.audit import AuditSink, AuditWriter, fallback_record, new_row_id, open_sink, started_record
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 
 from toolrig._calls import ToolCall
-from toolrig._decision import Decision, as_decision, fold_decisions
+from toolrig._decision import Decision, as_decision, decision_meta, fold_decisions
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
@@ -47,11 +47,6 @@ log = logging.getLogger("toolrig.hooks")
 
 class _NoAnswer(Exception):
     """A hook method did not answer within its deadline (internal: turned into a deny or a log line)."""
-
-
-def decision_meta(decision: Decision) -> dict[str, Any]:
-    """The audit-friendly form of a decision (``outcome.meta["decision"]``)."""
-    return {"verdict": decision.verdict.name.lower(), "reason": decision.reason, "source": decision.source}
 
 
 def hook_name(hook: Any) -> str:

@@ -17,9 +17,7 @@ from toolrig._spec import Trust
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state._access import StateAccess
-from toolrig.state._base import StateBackend, StateUnavailable
-from toolrig.state._keys import canonical_arguments, digest
+from toolrig.state import StateAccess, StateBackend, StateUnavailable, canonical_arguments, digest
 
 __all__ = ["LoopGuardStage"]
 

@@ -25,9 +25,15 @@ from toolrig._spec import ToolSpec
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state._access import StateAccess
-from toolrig.state._base import StateBackend, StateUnavailable
-from toolrig.state._limiting import LimitRequest, LimitVerdict, describe_limit, parse_limits
+from toolrig.state import (
+    LimitRequest,
+    LimitVerdict,
+    StateAccess,
+    StateBackend,
+    StateUnavailable,
+    describe_limit,
+    parse_limits,
+)
 
 __all__ = ["QuotaSource", "RateLimitStage"]
 
