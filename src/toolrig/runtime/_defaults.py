@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolrig._spec import RetryPolicy
+from toolrig._spec import Retry
 from toolrig.runtime._chain import Stage, StageLike
 from toolrig.runtime.stages import (
     ApprovalStage,
@@ -32,7 +32,7 @@ __all__ = ["approval_on_decisions", "default_stages", "insert_after", "insert_be
 
 
 def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
-                   retry: RetryPolicy | None = None, timeout: float | None = None,
+                   retry: Retry | None = None, timeout: float | None = None,
                    per_user_limit: str | None = None, quotas: QuotaSource | None = None,
                    stale_on_error: bool = False, cache_scope: CacheScope = "user", cache_ttl: float = 300.0,
                    cache_max_entries: int = 1024) -> list[Stage]:

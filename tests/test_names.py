@@ -1,0 +1,13 @@
+"""One name, one meaning: renamed public names, and the older names kept as aliases of them."""
+
+from __future__ import annotations
+
+import toolrig
+
+
+def test_retry_settings_are_retry_and_policy_means_the_access_policy() -> None:
+    assert toolrig.RetryPolicy is toolrig.Retry  # the older name still works
+    assert toolrig.Retry(max_attempts=2).max_attempts == 2
+    assert toolrig.Policy.__module__ == "toolrig.policy._policy"
+    spec = toolrig.ToolSpec(name="t", retry=toolrig.RetryPolicy(max_attempts=3))
+    assert isinstance(spec.retry, toolrig.Retry)
