@@ -11,3 +11,14 @@ def test_retry_settings_are_retry_and_policy_means_the_access_policy() -> None:
     assert toolrig.Policy.__module__ == "toolrig.policy._policy"
     spec = toolrig.ToolSpec(name="t", retry=toolrig.RetryPolicy(max_attempts=3))
     assert isinstance(spec.retry, toolrig.Retry)
+
+
+def test_command_rules_keep_their_older_name() -> None:
+    from toolrig.builtins import shell_tool
+    from toolrig.guards import CommandPolicy, CommandRules
+
+    assert CommandPolicy is CommandRules
+    assert CommandRules(allow=["ls *"]).decide("ls -l").allowed
+    rules = CommandRules(allow=["git status"])
+    assert shell_tool(".", rules=rules).rules is rules
+    assert shell_tool(".", policy=rules).rules is rules  # the older keyword still works

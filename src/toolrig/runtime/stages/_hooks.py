@@ -7,7 +7,7 @@ A hook is any object with some of these methods (sync or async; see :mod:`toolri
     on_error(call, error, ctx)        -> None | ToolOutcome
 
 The tool itself is asked too (:meth:`toolrig.BaseTool.review`, when it overrides it): a shell tool
-asks for commands its command policy does not allow, a file tool for protected names.
+asks for commands its command rules do not allow, a file tool for protected names.
 
 Decisions fail closed: ``None`` is no opinion, ``True`` or ``Decision.allow`` allows, and
 anything else — ``False``, ``"deny"``, ``"no"``, an exception, no answer within the hook's
