@@ -121,9 +121,9 @@ def as_stage(stage: Stage | StageLike) -> Stage:
     return _Adapted(stage)
 
 
-def build_chain(stages: Sequence[Stage | StageLike], terminal: CallNext) -> CallNext:
-    """Compose ``stages`` around ``terminal`` (the tool invocation) into one callable."""
-    handler = terminal
+def build_chain(stages: Sequence[Stage | StageLike], innermost: CallNext) -> CallNext:
+    """Compose ``stages`` around ``innermost`` (the tool invocation) into one callable."""
+    handler = innermost
     for stage in reversed(stages):
         handler = _bind(stage, handler)
     return handler

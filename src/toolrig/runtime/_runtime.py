@@ -23,9 +23,9 @@ from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_c
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._invoke import invoke_tool, really_cancelled
 from toolrig.runtime._portal import LoopThread
 from toolrig.runtime._services import ApprovalHandler, Services
-from toolrig.runtime._terminal import invoke_tool, really_cancelled
 from toolrig.runtime.executors import Executors
 from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
 

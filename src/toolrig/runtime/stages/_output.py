@@ -1,6 +1,6 @@
 """Stage: the output the model sees — hard size cap, JSON array capping, redaction, truncation with a notice.
 
-Per-tool formatters run earlier, when the terminal converts the raw return value
+Per-tool formatters run earlier, when the innermost handler converts the raw return value
 (:meth:`toolrig._define.BaseTool.to_result`); this stage works on the resulting outcome, in order:
 
 1. a result longer than ``hard_limit`` characters fails with ``output_too_large``;
