@@ -22,3 +22,20 @@ def test_command_rules_keep_their_older_name() -> None:
     rules = CommandRules(allow=["git status"])
     assert shell_tool(".", rules=rules).rules is rules
     assert shell_tool(".", policy=rules).rules is rules  # the older keyword still works
+
+
+def test_load_file_means_into_a_registry_and_tools_in_file_reads_a_file(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from toolrig import Registry
+    from toolrig.loading import load_file, tools_in_file
+
+    assert load_file is tools_in_file  # the older name still works
+    path = Path(str(tmp_path)) / "weather_tools.py"
+    path.write_text("from toolrig import tool\n\n@tool\ndef forecast(city: str) -> str:\n"
+                    "    '''The forecast.'''\n    return city\n")
+    (found,) = tools_in_file(path)
+    registry = Registry()
+    assert found.name == "forecast" and "forecast" not in registry
+    (registered,) = registry.load_file(path)
+    assert registered.name == "forecast" and "forecast" in registry

@@ -315,7 +315,7 @@ class Registry(Toolset):
         """Load a Python file and register its tools (source: the resolved path)."""
         from toolrig.registry import _loading
 
-        return _loading.load_file(self, path, replace=replace)
+        return _loading.register_file(self, path, replace=replace)
 
     def load_directory(self, path: str | Path, *, recursive: bool = False, replace: bool = False,
                        on_error: Literal["raise", "skip"] = "raise") -> builtins.list[BaseTool]:

@@ -25,7 +25,7 @@ import watchfiles
 from anyio.abc import TaskStatus
 
 from toolrig._define import BaseTool
-from toolrig.loading import LoadError, forget_file, load_file, python_files, source_for
+from toolrig.loading import LoadError, forget_file, python_files, source_for, tools_in_file
 from toolrig.toolsets import share_state
 
 
@@ -80,7 +80,7 @@ def reload_file(registry: Registry, path: str | Path) -> ReloadResult:
         forget_file(resolved)
         return ReloadResult(path=resolved, removed=tuple(sorted(t.spec.key for t in old.values())))
     try:
-        tools = load_file(resolved)
+        tools = tools_in_file(resolved)
     except LoadError as exc:
         for t in old.values():
             t.state.set_status(t.state.status, error=str(exc))
