@@ -39,3 +39,20 @@ def test_load_file_means_into_a_registry_and_tools_in_file_reads_a_file(tmp_path
     assert found.name == "forecast" and "forecast" not in registry
     (registered,) = registry.load_file(path)
     assert registered.name == "forecast" and "forecast" in registry
+
+
+def test_a_tools_live_status_is_its_vitals_and_state_means_shared_state() -> None:
+    from toolrig import BaseTool, Runtime, ToolCall, ToolState, ToolVitals, tool
+
+    @tool
+    def ping() -> str:
+        """Pong."""
+        return "pong"
+
+    assert ToolState is ToolVitals and isinstance(ping.vitals, ToolVitals)
+    assert ping.state is ping.vitals  # the older name still works
+    with Runtime([ping], audit=False) as rt:
+        rt.call_sync(ToolCall(name="ping"))
+        assert ping.vitals.stats.calls == 1
+        assert not isinstance(rt.services.state, ToolVitals)  # the runtime's state is the shared-state backend
+    assert isinstance(ping, BaseTool)

@@ -27,7 +27,7 @@ from toolrig._spec import (
     Trust,
     check_name,
 )
-from toolrig._status import ToolState, ToolStats
+from toolrig._status import ToolState, ToolStats, ToolVitals
 from toolrig._tool_class import Tool, as_tool
 from toolrig.errors import (
     ArgumentsError,
@@ -123,6 +123,7 @@ __all__ = [
     "ToolState",
     "ToolStats",
     "ToolStatus",
+    "ToolVitals",
     "ToolrigError",
     "Toolset",
     "ToolsetConflictError",

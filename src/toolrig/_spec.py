@@ -1,7 +1,7 @@
 """What a model (and a policy) knows about a tool: the frozen :class:`ToolSpec`.
 
 The spec is plain data, JSON-serialisable, and never holds the callable. Live status and
-statistics sit beside it in :class:`ToolState`.
+statistics sit beside it in :class:`ToolVitals`.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def reload_file(registry: Registry, path: str | Path) -> ReloadResult:
         tools = tools_in_file(resolved)
     except LoadError as exc:
         for t in old.values():
-            t.state.set_status(t.state.status, error=str(exc))
+            t.vitals.set_status(t.vitals.status, error=str(exc))
         return ReloadResult(path=resolved, error=str(exc))
     added: list[str] = []
     replaced: list[str] = []
@@ -91,7 +91,7 @@ def reload_file(registry: Registry, path: str | Path) -> ReloadResult:
         previous = old.pop(_ident(t), None)
         if previous is not None and previous is not t:
             share_state(previous, t)
-            t.state.set_status(t.state.status, error=None)
+            t.vitals.set_status(t.vitals.status, error=None)
         (added if previous is None else replaced).append(t.spec.key)
         registry.register(t, replace=True, source=source)
     for t in old.values():

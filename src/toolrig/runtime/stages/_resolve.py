@@ -87,5 +87,5 @@ class ResolveStage(Stage):
         if context.tool_name != spec.name or context.tool_version != spec.version:
             context = context.derive(tool_name=spec.name, tool_version=spec.version)
         outcome = await call_next(inv.derive(tool=tool, repairs=repairs, context=context))
-        tool.state.record(inv.elapsed_ms, ok=outcome.ok)
+        tool.vitals.record(inv.elapsed_ms, ok=outcome.ok)
         return outcome.derive(meta={**outcome.meta, "version": spec.version})
