@@ -33,7 +33,7 @@ def _contracts() -> dict[str, dict[str, object]]:
 
 def _packages() -> set[str]:
     """The packages (and public modules above the core) that take a layer: everything but the root's own modules."""
-    return {p.name for p in SRC.iterdir() if (p / "__init__.py").exists()} | {"loading"}
+    return {p.name for p in SRC.iterdir() if (p / "__init__.py").exists() and not p.name.startswith("_")} | {"loading"}
 
 
 def test_every_package_has_a_layer_and_the_core_is_everything_else() -> None:
