@@ -134,3 +134,14 @@ def test_exception_tree_keeps_the_builtin_bases_code_catches() -> None:
     assert t.RateLimitedError(retry_after=2.5).retry_after == 2.5
     assert t.ArgumentsError("bad", [{"loc": ["a"], "msg": "m", "type": "t"}]).errors == [
         {"loc": ["a"], "msg": "m", "type": "t"}]
+
+
+def test_the_unused_helpers_are_gone() -> None:
+    """Helpers nothing called were removed rather than kept as a second way to do one thing."""
+    from toolrig.discovery import _embed, _search
+    from toolrig.guards import _shmodel
+    from toolrig.mcp import _config, _names
+
+    assert not hasattr(_search, "tools_of") and not hasattr(_names, "is_local_name")
+    assert not hasattr(_config.MCPServers, "server_of") and not hasattr(_shmodel.SimpleCommand, "is_dynamic")
+    assert not any(hasattr(cls, "embed_query") for cls in vars(_embed).values() if isinstance(cls, type))

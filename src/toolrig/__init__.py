@@ -19,6 +19,7 @@ from toolrig._spec import (
     NAME_PATTERN,
     Isolation,
     Permission,
+    Retry,
     RetryPolicy,
     ToolAnnotations,
     ToolSpec,
@@ -26,7 +27,7 @@ from toolrig._spec import (
     Trust,
     check_name,
 )
-from toolrig._status import ToolState, ToolStats
+from toolrig._status import ToolState, ToolStats, ToolVitals
 from toolrig._tool_class import Tool, as_tool
 from toolrig.errors import (
     ArgumentsError,
@@ -103,6 +104,7 @@ __all__ = [
     "Registry",
     "RegistryError",
     "ResourcePart",
+    "Retry",
     "RetryPolicy",
     "Runtime",
     "Sandbox",
@@ -121,6 +123,7 @@ __all__ = [
     "ToolState",
     "ToolStats",
     "ToolStatus",
+    "ToolVitals",
     "ToolrigError",
     "Toolset",
     "ToolsetConflictError",

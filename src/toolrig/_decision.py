@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-__all__ = ["Decision", "Verdict", "approves", "as_decision", "fold_decisions"]
+__all__ = ["Decision", "Verdict", "approves", "as_decision", "decision_meta", "fold_decisions"]
 
 
 class Verdict(IntEnum):
@@ -63,6 +63,11 @@ def fold_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
         if d is not None and (best is None or d.verdict > best.verdict):
             best = d
     return best
+
+
+def decision_meta(decision: Decision) -> dict[str, str | None]:
+    """The audit-friendly form of a decision (``outcome.meta["decision"]``)."""
+    return {"verdict": decision.verdict.name.lower(), "reason": decision.reason, "source": decision.source}
 
 
 def approves(answer: object) -> bool:

@@ -19,7 +19,7 @@ from toolrig._decision import Decision
 from toolrig._results import ToolResult, to_result
 from toolrig._schema import FunctionSchema
 from toolrig._spec import ToolSpec
-from toolrig._status import ToolState
+from toolrig._status import ToolVitals
 from toolrig.errors import DefinitionError, InjectionError
 
 __all__ = ["SPEC_OPTIONS", "BaseTool", "Formatter", "check_not_generator", "split_options"]
@@ -62,12 +62,17 @@ class BaseTool(ABC):
         return self.spec.name
 
     @property
-    def state(self) -> ToolState:
+    def vitals(self) -> ToolVitals:
         """Live status and stats, created on first use."""
-        st: ToolState | None = self.__dict__.get("_toolrig_state")
-        if st is None:
-            st = self.__dict__.setdefault("_toolrig_state", ToolState())
-        return st
+        live: ToolVitals | None = self.__dict__.get("_toolrig_vitals")
+        if live is None:
+            live = self.__dict__.setdefault("_toolrig_vitals", ToolVitals())
+        return live
+
+    @property
+    def state(self) -> ToolVitals:
+        """The older name of :attr:`vitals` (kept as an alias)."""
+        return self.vitals
 
     @property
     def is_async(self) -> bool:

@@ -1,7 +1,7 @@
 """What a model (and a policy) knows about a tool: the frozen :class:`ToolSpec`.
 
 The spec is plain data, JSON-serialisable, and never holds the callable. Live status and
-statistics sit beside it in :class:`ToolState`.
+statistics sit beside it in :class:`ToolVitals`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "NAME_PATTERN",
     "Isolation",
     "Permission",
+    "Retry",
     "RetryPolicy",
     "ToolAnnotations",
     "ToolSpec",
@@ -97,8 +98,11 @@ def parse_version(version: str) -> Version:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RetryPolicy:
-    """How the retry stage retries a failing call.
+class Retry:
+    """How the retry stage retries a failing call (``@tool(retry=Retry(max_attempts=3))``).
+
+    Its older name, :data:`RetryPolicy`, is kept as an alias: "policy" means :class:`toolrig.Policy` (who may
+    call what).
 
     Attributes:
         max_attempts: total attempts, the first included.
@@ -120,9 +124,9 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
-            raise DefinitionError("RetryPolicy.max_attempts must be >= 1")
+            raise DefinitionError("Retry.max_attempts must be >= 1")
         if self.initial_delay < 0 or self.max_delay < 0 or self.multiplier < 1 or self.jitter < 0:
-            raise DefinitionError("RetryPolicy delays must be >= 0, multiplier >= 1, jitter >= 0")
+            raise DefinitionError("Retry delays must be >= 0, multiplier >= 1, jitter >= 0")
 
     def delay(self, attempt: int) -> float:
         """Base delay (without jitter) after failed attempt number ``attempt`` (1-based)."""
@@ -139,6 +143,10 @@ class RetryPolicy:
             "retry_on": [f"{t.__module__}.{t.__qualname__}" for t in self.retry_on],
             "retry_non_idempotent": self.retry_non_idempotent,
         }
+
+
+RetryPolicy = Retry
+"""The older name of :class:`Retry` (kept as an alias)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,7 +214,7 @@ class ToolSpec:
     requires_approval: bool = False
     trust: Trust = Trust.INTERNAL
     timeout: float | None = None
-    retry: RetryPolicy | None = None
+    retry: Retry | None = None
     rate_limit: str | None = None
     cacheable: bool = False
     cache_ttl: float | None = None
@@ -291,7 +299,7 @@ class ToolSpec:
                 value = value.value
             elif isinstance(value, frozenset):
                 value = sorted(value)
-            elif isinstance(value, RetryPolicy):
+            elif isinstance(value, Retry):
                 value = value.to_dict()
             elif isinstance(value, ToolAnnotations):
                 value = value.to_mcp()
@@ -320,7 +328,7 @@ class ToolSpec:
             names = retry.pop("retry_on", None)
             if names is not None:
                 retry["retry_on"] = _exception_types(names)
-            kwargs["retry"] = RetryPolicy(**retry)
+            kwargs["retry"] = Retry(**retry)
         return cls(**kwargs)
 
 
@@ -363,8 +371,9 @@ def _check_types(spec: ToolSpec) -> None:
         value = getattr(spec, key)
         if not isinstance(value, str) and not (value is None and key != "description"):
             raise DefinitionError(f"{where}: {key} must be a string, got {type(value).__name__}")
-    if spec.retry is not None and not isinstance(spec.retry, RetryPolicy):
-        raise DefinitionError(f"{where}: retry must be a RetryPolicy, got {type(spec.retry).__name__}")
+    if spec.retry is not None and not isinstance(spec.retry, Retry):
+        raise DefinitionError(f"{where}: retry must be a RetryPolicy (now named toolrig.Retry), "
+                              f"got {type(spec.retry).__name__}")
     if spec.annotations is not None and not isinstance(spec.annotations, ToolAnnotations):
         raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from toolrig._spec import ToolStatus
 
-__all__ = ["ToolState", "ToolStats"]
+__all__ = ["ToolState", "ToolStats", "ToolVitals"]
 
 
 @dataclass
 class ToolStats:
-    """Live call statistics of one tool (mutable, thread-safe through :class:`ToolState`)."""
+    """Live call statistics of one tool (mutable, thread-safe through :class:`ToolVitals`)."""
 
     calls: int = 0
     errors: int = 0
@@ -34,8 +34,12 @@ class ToolStats:
         }
 
 
-class ToolState:
-    """Status and stats kept beside a frozen spec."""
+class ToolVitals:
+    """Status and stats kept beside a frozen spec (``tool.vitals``).
+
+    Its older name, :data:`ToolState` (and ``tool.state``), is kept as an alias: "state" means the shared-state
+    backends of :mod:`toolrig.state`.
+    """
 
     __slots__ = ("_lock", "error", "stats", "status")
 
@@ -59,3 +63,7 @@ class ToolState:
         with self._lock:
             self.status = ToolStatus(status)
             self.error = error
+
+
+ToolState = ToolVitals
+"""The older name of :class:`ToolVitals` (kept as an alias)."""

@@ -34,7 +34,7 @@ from toolrig._define import BaseTool
 from toolrig._function_tool import FunctionTool
 from toolrig._tool_class import Tool, as_tool
 from toolrig.errors import DefinitionError, LoadError
-from toolrig.toolsets._toolset import Toolset
+from toolrig.toolsets import Toolset
 
 __all__ = [
     "LoadError",
@@ -51,6 +51,7 @@ __all__ = [
     "module_name_for",
     "python_files",
     "source_for",
+    "tools_in_file",
     "tools_in_module",
 ]
 
@@ -213,9 +214,16 @@ def forget_file(path: str | Path) -> None:
     sys.modules.pop(module_name_for(path), None)
 
 
-def load_file(path: str | Path) -> list[BaseTool]:
-    """Execute a Python file and return its tools (raises :class:`LoadError`)."""
+def tools_in_file(path: str | Path) -> list[BaseTool]:
+    """Execute a Python file and return its tools (raises :class:`LoadError`); nothing is registered.
+
+    :meth:`toolrig.Registry.load_file` is the one that loads a file *into a registry*.
+    """
     return tools_in_module(import_file(path))
+
+
+load_file = tools_in_file
+"""The older name of :func:`tools_in_file` (kept as an alias)."""
 
 
 def python_files(path: str | Path, *, recursive: bool = False) -> list[Path]:
@@ -242,7 +250,7 @@ def load_directory_files(path: str | Path, *, recursive: bool = False,
     failures: list[str] = []
     for file in python_files(path, recursive=recursive):
         try:
-            loaded[file] = load_file(file)
+            loaded[file] = tools_in_file(file)
         except LoadError as exc:
             failures.append(str(exc))
             if on_error == "skip":
@@ -297,7 +305,7 @@ def load_source(source: str | Path) -> list[BaseTool]:
     if path.is_dir():
         return load_directory(path)
     if path.is_file():
-        return load_file(path)
+        return tools_in_file(path)
     text = str(source)
     if text.endswith(".py") or "/" in text or "\\" in text:
         raise LoadError(f"no such file or directory: {text}", source=text)

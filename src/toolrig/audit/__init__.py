@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from toolrig.audit._log import AuditLog
 from toolrig.audit._postgres import PostgresSink
-from toolrig.audit._record import COMPLETED, STARTED, AuditRecord
+from toolrig.audit._record import COMPLETED, STARTED, AuditRecord, fallback_record, new_row_id, started_record
 from toolrig.audit._sinks import (
     AUDIT_ENV,
     AuditSink,
@@ -40,5 +40,8 @@ __all__ = [
     "SqliteSink",
     "configured_audit_path",
     "default_audit_path",
+    "fallback_record",
+    "new_row_id",
     "open_sink",
+    "started_record",
 ]

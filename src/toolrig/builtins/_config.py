@@ -103,7 +103,7 @@ CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 
 
 def _check_options(section: str, factory: Callable[..., Any], options: Mapping[str, Any],
-                   skip: Iterable[str] = ("root", "files", "resolver", "policy", "sandbox", "limits")) -> None:
+                   skip: Iterable[str] = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits")) -> None:
     parameters = inspect.signature(factory).parameters
     if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         return

@@ -1,6 +1,6 @@
-"""``shell``: a bash command line judged by the command policy, then run in the OS sandbox in the root.
+"""``shell``: a bash command line judged by the command rules, then run in the OS sandbox in the root.
 
-Before the call, the tool reviews the command (:class:`toolrig.guards.CommandPolicy`): a blocklisted or
+Before the call, the tool reviews the command (:class:`toolrig.guards.CommandRules`): a blocklisted or
 denied sub-command denies the call; a sub-command not covered by the allow list, a risky option or
 anything the parser does not fully understand asks a human (the runtime's approval stage); a line whose
 every sub-command is allowed runs. The body judges again and runs only what was allowed or approved.
@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from toolrig import CallContext, Decision, ModelRetry, Tool, ToolAnnotations, ToolFailure, current_context
 from toolrig.errors import ConfigError
-from toolrig.guards import CommandPolicy
+from toolrig.guards import CommandRules
 from toolrig.sandbox import PROTECTED_IN_WORKDIR, WORKDIR, Sandbox, SandboxLimits, SandboxResult
 
 __all__ = ["SHELL_ENV", "Shell", "protected_fingerprint", "shell_tool"]
@@ -68,11 +68,11 @@ def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _decision(policy: CommandPolicy, command: str, tool: str) -> Decision | None:
-    judged = policy.decide(command)
+def _decision(rules: CommandRules, command: str, tool: str) -> Decision | None:
+    judged = rules.decide(command)
     if judged.allowed:
         return None
-    source = f"command policy of {tool}"
+    source = f"command rules of {tool}"
     return Decision.deny(judged.reason, source=source) if judged.denied else Decision.ask(judged.reason, source=source)
 
 
@@ -95,15 +95,15 @@ class Shell(Tool):
     tags = frozenset({"shell", "builtin"})
     metadata: ClassVar[dict[str, Any]] = {"breaker": False}  # a failing command is no outage
 
-    def __init__(self, root: Path, *, policy: CommandPolicy, sandbox: Sandbox, default_timeout: float,
+    def __init__(self, root: Path, *, rules: CommandRules, sandbox: Sandbox, default_timeout: float,
                  max_timeout: float, max_output_chars: int, env: Mapping[str, str]) -> None:
-        self.root, self.policy, self.sandbox = root, policy, sandbox
+        self.root, self.rules, self.sandbox = root, rules, sandbox
         self.default_timeout, self.max_timeout = default_timeout, max_timeout
         self.max_output_chars = max_output_chars
         self.env = {**SHELL_ENV, **env}
 
     def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
-        return _decision(self.policy, str(values["command"]), self.spec.name)
+        return _decision(self.rules, str(values["command"]), self.spec.name)
 
     def _seconds(self, timeout: float | None) -> float:
         if timeout is None:
@@ -115,7 +115,7 @@ class Shell(Tool):
     async def run(self, command: str, timeout: float | None = None) -> str:
         if not command.strip():
             raise ModelRetry("the command is empty")
-        decision = _decision(self.policy, command, self.spec.name)
+        decision = _decision(self.rules, command, self.spec.name)
         if decision is not None and (decision.denied or not current_context().approved):
             verdict = "denied" if decision.denied else "needs a human's approval, which it did not get"
             raise ToolFailure(f"this command {verdict}: {decision.reason}")
@@ -155,17 +155,18 @@ class Shell(Tool):
 
 
 def shell_tool(root: str | Path = ".", *, allow: Iterable[str] = (), ask: Iterable[str] = (),
-               deny: Iterable[str] = (), policy: CommandPolicy | None = None, sandbox: Sandbox | None = None,
+               deny: Iterable[str] = (), rules: CommandRules | None = None, sandbox: Sandbox | None = None,
                timeout: float = 30.0, max_timeout: float = 300.0, max_output_chars: int = 20_000,
                limits: SandboxLimits | None = None, network: bool = False,
-               env: Mapping[str, str] | None = None, protect: Iterable[str] = PROTECTED_IN_WORKDIR) -> Shell:
+               env: Mapping[str, str] | None = None, protect: Iterable[str] = PROTECTED_IN_WORKDIR,
+               policy: CommandRules | None = None) -> Shell:
     """The ``shell(command, timeout=None)`` tool, sandboxed in ``root``.
 
     Args:
         root: the directory commands run in (bound read-write at ``/work`` inside the sandbox).
         allow: globs of commands that run without asking, e.g. ``["git status", "git log *", "ls *"]``
             (every sub-command of a line must be covered); ``ask`` / ``deny`` globs as in
-            :class:`toolrig.guards.CommandPolicy`; or pass a whole ``policy``.
+            :class:`toolrig.guards.CommandRules`; or pass whole ``rules`` (``policy``: their older name).
         sandbox: the sandbox (default: ``Sandbox(workdir=root, network=network, limits=limits)``).
         timeout: default seconds per command; ``max_timeout`` caps what the model may ask for.
         max_output_chars: output shown (stdout then stderr).
@@ -185,10 +186,10 @@ def shell_tool(root: str | Path = ".", *, allow: Iterable[str] = (), ask: Iterab
         raise ConfigError(f"the shell's root must be an existing directory, not {str(root)!r}")
     if not (timeout > 0 and max_timeout >= timeout):
         raise ConfigError("shell timeouts must be positive, with max_timeout >= timeout")
-    chosen = policy or CommandPolicy(allow=tuple(allow), ask=tuple(ask), deny=tuple(deny))
+    chosen = rules or policy or CommandRules(allow=tuple(allow), ask=tuple(ask), deny=tuple(deny))
     box = sandbox or Sandbox(workdir=path, network=network, protect=tuple(protect),
                              limits=(limits or SandboxLimits()).with_changes(timeout=max_timeout))
-    tool = Shell(path, policy=chosen, sandbox=box, default_timeout=timeout, max_timeout=max_timeout,
+    tool = Shell(path, rules=chosen, sandbox=box, default_timeout=timeout, max_timeout=max_timeout,
                  max_output_chars=max_output_chars, env=dict(env or {}))
     tool = tool.with_spec(timeout=max_timeout + 30)  # type: ignore[assignment]  # a backstop: the sandbox kills first
     if network:

@@ -18,7 +18,7 @@ from rich.markup import escape
 from toolrig._define import BaseTool
 from toolrig.cli._common import fail, load_tools, print_json, stdout
 from toolrig.cli._lint import Finding, Severity, lint_tools
-from toolrig.providers._check import PROVIDERS
+from toolrig.providers import PROVIDERS
 
 __all__ = ["ProviderResult", "ToolCheck", "check_command", "check_tools", "register"]
 

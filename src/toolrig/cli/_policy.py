@@ -24,8 +24,7 @@ approvals_app = typer.Typer(name="approvals", help="The persisted approval queue
 
 
 def _policy(config: str, tools: str | None) -> Any:
-    from toolrig.policy import PolicyConfigError
-    from toolrig.policy._config import load_policy
+    from toolrig.policy import PolicyConfigError, load_policy
 
     toolset = load_tools(tools) if tools else None
     try:

@@ -159,11 +159,6 @@ class CachedEmbedder:
                 found[keys[i]] = fresh[j]
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One query vector (memory-cached)."""
-        vector: np.ndarray = self.embed_queries([text])[0]
-        return vector
-
     def embed_facets(self, query: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
         """The query's vector, then one per facet span (memory-cached; see :func:`embed_spans`)."""
         if not spans:

@@ -1,9 +1,10 @@
 """The three meta-tools of progressive disclosure: ``search_tools``, ``describe_tool``, ``call_tool``.
 
 ``call_tool`` is never run for a real tool: the runtime routes it first (see
-:meth:`ProgressiveToolset.route_call`), so the pipeline runs the real tool under its own name. Its body runs
-only when routing did not happen — an unknown name, or a runtime that was not given the progressive toolset
-itself — and then it fails with a message for the model, never calling anything.
+:meth:`ProgressiveToolset.route`), so the pipeline runs the real tool under its own name. Its body runs
+only when routing did not happen — an unknown name, or a toolset that hides the progressive toolset's routing
+(one that is not a :class:`~toolrig.toolsets.Toolset` wrapper) — and then it fails with a message for the
+model, never calling anything.
 """
 
 from __future__ import annotations
@@ -71,6 +72,6 @@ def meta_tools(owner: ProgressiveToolset) -> list[BaseTool]:
         if owner.reachable(name) is None:
             raise _unknown(owner, name)
         raise ToolFailure(f"call_tool({name!r}) was not routed to the tool: run it through a toolrig Runtime "
-                          "given the ProgressiveToolset itself (not wrapped in another toolset)")
+                          "given the ProgressiveToolset, or a toolset wrapping it (prefixed, filtered, combined...)")
 
     return [search_tools, describe_tool, call_tool]

@@ -1,15 +1,19 @@
 """Progressive disclosure: when all tool definitions would take too much of the context window, show the
 model only the core tools plus ``search_tools`` / ``describe_tool`` / ``call_tool``.
 
-``call_tool(name, arguments)`` is routed to the real tool before the pipeline runs (the toolset is a
-:class:`toolrig.runtime.CallRouter`), so policy, approval, audit and traces see the real tool's name, and a
-hidden tool is reachable only that way: :meth:`ProgressiveToolset.get` does not return it.
+``call_tool(name, arguments)`` is routed to the real tool before the pipeline runs
+(:meth:`ProgressiveToolset.route`), so policy, approval, audit and traces see the real tool's name, and a
+hidden tool is reachable only that way: :meth:`ProgressiveToolset.get` does not return it. Routing composes:
+inside ``.prefixed("disc")`` the model calls ``disc_call_tool(name="weather")`` and the pipeline runs
+``disc_weather``; inside ``.filtered(...)`` or a runtime's ``ALLOWED_TOOLS`` a tool the outer toolset does
+not offer is never reached (see :class:`toolrig.toolsets.RoutedCall`).
 """
 
 from __future__ import annotations
 
 import builtins
 import fnmatch
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,8 +23,7 @@ from toolrig.discovery._meta import CALL_TOOL, meta_tools
 from toolrig.discovery._search import Method, ToolSearch
 from toolrig.discovery._tokens import TokenCounter, definition_text, token_counter
 from toolrig.discovery._usage import UsageLog
-from toolrig.runtime import RoutedCall
-from toolrig.toolsets import Toolset, WrapperToolset
+from toolrig.toolsets import RoutedCall, Toolset, WrapperToolset
 
 __all__ = ["ProgressiveToolset"]
 
@@ -117,7 +120,7 @@ class ProgressiveToolset(WrapperToolset):
         return self.wrapped.get(name)
 
     # -- routing call_tool -------------------------------------------------------------------------
-    def route_call(self, call: ToolCall) -> RoutedCall | None:
+    def route(self, call: ToolCall) -> RoutedCall | None:
         """``call_tool(name, arguments)`` → the call of that tool, same id (None for any other call)."""
         if call.name != CALL_TOOL:
             return None
@@ -133,6 +136,11 @@ class ProgressiveToolset(WrapperToolset):
             return None
         forwarded: Any = {} if arguments is None else arguments
         return RoutedCall(call=ToolCall(name=target.name, arguments=forwarded, id=call.id), tool=target)
+
+    def route_call(self, call: ToolCall) -> RoutedCall | None:
+        """Deprecated name of :meth:`route`."""
+        warnings.warn("ProgressiveToolset.route_call is deprecated: use route", DeprecationWarning, stacklevel=2)
+        return self.route(call)
 
     @property
     def label(self) -> str:

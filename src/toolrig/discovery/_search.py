@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -318,8 +318,3 @@ class ToolSearch:
 
     def __repr__(self) -> str:
         return f"ToolSearch({self.toolset!r}, method={self.method!r}, tools={len(self)})"
-
-
-def tools_of(hits: Iterable[SearchHit]) -> list[BaseTool]:
-    """The tools of some hits, in order."""
-    return [h.tool for h in hits]

@@ -8,7 +8,7 @@ Usable on their own and by the built-in tools:
 - URLs: :func:`check_url` / :func:`acheck_url` -> :class:`CheckedURL`, :class:`URLRules`,
   :class:`SafeHTTPClient` / :func:`safe_fetch` -> :class:`FetchResult`, :func:`blocked_category`.
 - Commands: :func:`parse_command` -> :class:`ParsedCommand` (:class:`SimpleCommand`, :class:`Redirect`),
-  :class:`CommandPolicy` ``.decide(text)`` -> :class:`CommandDecision` (per sub-command
+  :class:`CommandRules` (formerly ``CommandPolicy``) ``.decide(text)`` -> :class:`CommandDecision` (per sub-command
   :class:`CommandVerdict`), :func:`command_covered`, :data:`DEFAULT_BLOCKLIST` / :class:`BlockRule`,
   :func:`risky_reason`; for structured tools :func:`build_argv` and :func:`check_operand`.
 
@@ -33,6 +33,7 @@ from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, BlockRule
 from toolrig.guards._cmdpolicy import (
     CommandDecision,
     CommandPolicy,
+    CommandRules,
     CommandVerdict,
     command_covered,
     command_flags,
@@ -74,6 +75,7 @@ __all__ = [
     "CommandDecision",
     "CommandParseError",
     "CommandPolicy",
+    "CommandRules",
     "CommandVerdict",
     "FetchError",
     "FetchResult",

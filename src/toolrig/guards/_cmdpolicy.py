@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CommandDecision",
     "CommandPolicy",
+    "CommandRules",
     "CommandVerdict",
     "command_covered",
     "command_flags",
@@ -182,8 +183,10 @@ def _download_exec(parsed: ParsedCommand) -> CommandVerdict | None:
     return None
 
 
-class CommandPolicy:
+class CommandRules:
     """Allow / ask / deny globs over sub-commands plus built-in blocklists.
+
+    Its older name, :data:`CommandPolicy`, is kept as an alias: "policy" means :class:`toolrig.Policy`.
 
     Args:
         allow, ask, deny: globs over canonical sub-commands (``"git *"``, ``"ls"``; ``re:`` for a regex).
@@ -254,8 +257,12 @@ class CommandPolicy:
         return verdict("ask", "no allow rule covers it")
 
 
+CommandPolicy = CommandRules
+"""The older name of :class:`CommandRules` (kept as an alias)."""
+
+
 def command_covered(command: str, globs: Iterable[str], *, blocklist: Iterable[BlockRule] = DEFAULT_BLOCKLIST,
                     protected: Iterable[ProtectedRule] = DEFAULT_PROTECTED) -> bool:
     """True when the allow ``globs`` cover every sub-command of ``command`` and nothing is flagged,
     blocklisted or unparseable (the test an allow rule of :class:`toolrig.Policy` applies)."""
-    return CommandPolicy(allow=globs, blocklist=blocklist, protected=protected).decide(command).allowed
+    return CommandRules(allow=globs, blocklist=blocklist, protected=protected).decide(command).allowed

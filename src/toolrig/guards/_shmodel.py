@@ -73,11 +73,6 @@ class SimpleCommand:
         """The canonical text rules are matched against: assignments and argv, shell-quoted."""
         return shlex.join([*self.assignments, *self.argv])
 
-    @property
-    def is_dynamic(self) -> bool:
-        """True when some word is computed at run time."""
-        return bool(self.dynamic)
-
 
 @dataclass(frozen=True, kw_only=True)
 class ParsedCommand:

@@ -72,13 +72,6 @@ class MCPServers(CombinedToolset):
         """The health of every server, in config order."""
         return [s.health for s in self.servers.values()]
 
-    def server_of(self, tool_name: str) -> MCPToolset | None:
-        """The server that offers ``tool_name``."""
-        for server in self.servers.values():
-            if server.get(tool_name) is not None:
-                return server
-        return None
-
 
 def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The ``name -> entry`` mapping of a config file or dict (``mcpServers`` key, or the mapping itself).

@@ -21,7 +21,7 @@ import anyio.abc
 import mcp_types
 from mcp import Client, MCPError
 
-from toolrig import CallContext, RetryPolicy
+from toolrig import CallContext, Retry
 from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_RECONNECT", "Connection"]
 
 log = logging.getLogger("toolrig.mcp")
 
-DEFAULT_RECONNECT = RetryPolicy(max_attempts=1_000_000, initial_delay=0.5, multiplier=2.0, max_delay=30.0,
+DEFAULT_RECONNECT = Retry(max_attempts=1_000_000, initial_delay=0.5, multiplier=2.0, max_delay=30.0,
                                 jitter=0.2)
 """Backoff between reconnection attempts (``max_attempts`` is ignored: the supervisor keeps trying)."""
 
@@ -57,7 +57,7 @@ class Connection:
     """
 
     def __init__(self, target: Target, *, name: str, connect_timeout: float = 30.0,
-                 reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
+                 reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  on_tools: Callable[[list[mcp_types.Tool]], Awaitable[None]] | None = None,
                  forwarder: Forwarder | None = None, errlog: TextIO | None = None,
                  client_info: mcp_types.Implementation | None = None, auth: Any = None,

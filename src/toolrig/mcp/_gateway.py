@@ -85,9 +85,7 @@ class Gateway:
         for key in ("timeout", "per_user_limit"):
             if key in runtime:
                 stage_options[key] = runtime[key]
-        self.policy = self._policy()
-        if self.policy.allowed_tools is not None:  # tools outside ALLOWED_TOOLS are never listed
-            self.toolset.offered = self.policy.offers
+        self.policy = self._policy()  # its ALLOWED_TOOLS filters what the runtime (and so the server) offers
         # Upstream tools are unknown until their servers are connected: ALLOWED_TOOLS is checked then
         # (and after each change), and only warned about, since upstream servers come and go.
         self.toolset.on_open(self._check_allowed)

@@ -21,8 +21,6 @@ from collections.abc import Iterable
 
 from mcp.shared.tool_name_validation import validate_tool_name
 
-from toolrig.mcp._core import NAME_PATTERN
-
 __all__ = ["forged_prefix", "local_name", "name_problem"]
 
 _MAX_LOCAL = 64
@@ -95,8 +93,3 @@ def local_name(remote: str, prefix: str | None, sep: str) -> str:
         return full
     tag = hashlib.sha256(full.encode()).hexdigest()[:8]
     return f"{full[:_MAX_LOCAL - 9]}_{tag}"
-
-
-def is_local_name(name: str) -> bool:
-    """True when ``name`` is a legal toolrig tool name."""
-    return bool(NAME_PATTERN.match(name))

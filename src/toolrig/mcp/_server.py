@@ -22,7 +22,7 @@ from mcp import MCPError
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.session import ServerSession
 
-from toolrig import CallContext, ToolCall, ToolOutcome
+from toolrig import CallContext, Runtime, ToolCall, ToolOutcome
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._peer import LOG_LEVELS, PEER_KEY, ClientPeer
 from toolrig.mcp._results import outcome_to_mcp, tool_definitions
@@ -60,7 +60,7 @@ class ToolServer:
         resources, prompts: optional sources of resources and prompts.
     """
 
-    def __init__(self, runtime: Any, *, name: str = "toolrig", version: str | None = None,
+    def __init__(self, runtime: Runtime, *, name: str = "toolrig", version: str | None = None,
                  instructions: str | None = None, resources: ResourceSource | None = None,
                  prompts: PromptSource | None = None) -> None:
         from toolrig import __version__

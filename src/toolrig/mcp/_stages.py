@@ -9,15 +9,26 @@ hand one anonymous client's results to another); a tool whose ``metadata["cache_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from toolrig import ToolOutcome
-from toolrig.runtime import ApprovalStage, CacheStage, CallNext, Invocation, Stage, default_stages, replace_stage
+from toolrig import BaseTool, ToolOutcome
+from toolrig.runtime import (
+    CacheStage,
+    CallNext,
+    Invocation,
+    Services,
+    Stage,
+    StageLike,
+    approval_on_decisions,
+    default_stages,
+    replace_stage,
+)
 
 __all__ = ["CallerCacheStage", "served_stages"]
 
 
-class CallerCacheStage:
+class CallerCacheStage(Stage):
     """Per-user cache for authenticated calls, per-session cache for anonymous ones.
 
     Args:
@@ -26,10 +37,15 @@ class CallerCacheStage:
     """
 
     name = "cache"
+    decides = False
 
     def __init__(self, *, ttl: float = 300.0, max_entries: int = 1024) -> None:
         self.users = CacheStage(scope="user", ttl=ttl, max_entries=max_entries)
         self.sessions = CacheStage(scope="session", ttl=ttl, max_entries=max_entries, namespace="cache-session")
+
+    def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
+        """Only cacheable tools (as :meth:`CacheStage.applies`)."""
+        return self.users.applies(tool, services, stages)
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         cache = self.users if inv.context.user is not None else self.sessions
@@ -44,14 +60,13 @@ class CallerCacheStage:
         return await self.users.invalidate(tool_name) + await self.sessions.invalidate(tool_name)
 
 
-def served_stages(*, policy: bool = False, **options: Any) -> list[Stage]:
+def served_stages(*, policy: bool = False, **options: Any) -> list[StageLike]:
     """``default_stages(**options)`` with the caller-aware cache (see the module docstring).
 
     Args:
-        policy: the runtime gets a ``policy=``: approval then follows the policy's decisions alone (what
-            ``Runtime`` does with its default stages), instead of also asking for every destructive tool.
+        policy: the runtime gets a ``policy=``: approval then follows the policy's decisions alone
+            (:func:`toolrig.runtime.approval_on_decisions`, what ``Runtime`` does with its default stages),
+            instead of also asking for every destructive tool.
     """
     stages = replace_stage(default_stages(**options), "cache", CallerCacheStage())
-    if policy:
-        stages = replace_stage(stages, "approval", ApprovalStage(permissions=()))
-    return stages
+    return approval_on_decisions(stages) if policy else stages

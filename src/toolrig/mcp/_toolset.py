@@ -12,7 +12,7 @@ import anyio
 import anyio.abc
 import mcp_types
 
-from toolrig import BaseTool, DefinitionError, RetryPolicy
+from toolrig import BaseTool, DefinitionError, Retry
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._connection import DEFAULT_RECONNECT, Connection
 from toolrig.mcp._core import check_name
@@ -77,7 +77,7 @@ class MCPToolset(Toolset):
                  timeout: float | None = 60.0, name: str | None = None, sep: str = "_",
                  sampling: SamplingHandler | None = None, elicitation: ElicitationHandler | None = None,
                  on_log: LogHandler | None = None, forward: bool = False, connect_timeout: float = 30.0,
-                 reconnect: RetryPolicy = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
+                 reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
                  auth: Any = None, client_name: str | None = None, trusted: bool = False,
                  sandbox: bool | Sandbox | None = None) -> None:

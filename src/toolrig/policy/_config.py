@@ -8,7 +8,7 @@ allow?, ask?, deny?}``; ``group`` for ``role``), ``owners``, ``toolsets`` (or ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import yaml
 
 from toolrig.policy._policy import ENV, Policy
 from toolrig.policy._rules import PolicyConfigError
+from toolrig.toolsets import Toolset
 
 __all__ = ["load_policy", "policy_from_mapping"]
 
@@ -23,7 +24,7 @@ _KEYS = frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "toolse
                    "allowed_tools", "tools"})
 
 
-def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy:
+def policy_from_mapping(data: Mapping[str, Any], *, tools: Toolset | Iterable[Any] | None = None) -> Policy:
     """A Policy from a config mapping (the ``tools`` key is ignored here; pass ``tools``).
 
     Raises:
@@ -43,7 +44,7 @@ def policy_from_mapping(data: Mapping[str, Any], *, tools: Any = None) -> Policy
                   allowed_tools=data.get("allowed_tools", ENV), tools=tools)
 
 
-def load_policy(path: str | Path, *, tools: Any = None) -> Policy:
+def load_policy(path: str | Path, *, tools: Toolset | Iterable[Any] | None = None) -> Policy:
     """Read a YAML (or JSON) policy file.
 
     Without ``tools``, the file's ``tools`` key (a file, directory or module name; a path is relative to

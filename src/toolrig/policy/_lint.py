@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from toolrig.policy._layers import Layer
 from toolrig.policy._rules import Rule, ToolsetResolver
 from toolrig.policy._toolsets import tool_names
+from toolrig.toolsets import Toolset
 
 __all__ = ["LintFinding", "lint_policy"]
 
@@ -53,10 +54,10 @@ class Linted(Protocol):
 
     @property
     def layers(self) -> tuple[Layer, ...]: ...
-    def toolset_resolver(self, toolset: Any = None) -> ToolsetResolver: ...
+    def toolset_resolver(self, toolset: Toolset | None = None) -> ToolsetResolver: ...
 
 
-def lint_policy(policy: Linted, tools: Any) -> list[LintFinding]:
+def lint_policy(policy: Linted, tools: Toolset | None) -> list[LintFinding]:
     """Every finding for ``policy``; ``tools`` (a Registry / Toolset) enables the "unknown tool" checks."""
     toolsets = policy.toolset_resolver(tools)
     known = tool_names(tools) if tools is not None else None
@@ -89,11 +90,11 @@ def _names(rule: Rule, known: list[str] | None, toolsets: ToolsetResolver) -> fr
     return frozenset(n for n in known if rule.matches_name(n, toolsets))
 
 
-def _never(e: _Entry, tools: Any, toolsets: ToolsetResolver) -> str | None:
+def _never(e: _Entry, tools: Toolset | None, toolsets: ToolsetResolver) -> str | None:
     rule = e.rule
     if rule.toolset is not None and toolsets(rule.toolset) is None:
         return f"there is no toolset {rule.toolset!r}"
-    if e.names is None:
+    if e.names is None or tools is None:
         return None
     if not e.names:
         what = "tool" if not rule.is_glob and rule.toolset is None else "tool matching it"

@@ -17,6 +17,7 @@ from toolrig.policy._presets import PRESETS, effective_permission
 from toolrig.policy._rules import PolicyConfigError, Rule, ToolsetResolver, exact_rule, parse_rule
 from toolrig.policy._shapes import name_lists, rule_list
 from toolrig.runtime import Verdict
+from toolrig.toolsets import FunctionToolset, Toolset
 
 if TYPE_CHECKING:
     from toolrig.policy._lint import LintFinding
@@ -40,11 +41,9 @@ def _allowlist(values: Any) -> tuple[Rule, ...]:
     return rules
 
 
-def _as_toolset(tools: Any) -> Any:
-    if tools is None or (hasattr(tools, "list") and hasattr(tools, "get") and not isinstance(tools, list | tuple)):
+def _as_toolset(tools: Toolset | Iterable[Any] | None) -> Toolset | None:
+    if tools is None or isinstance(tools, Toolset):
         return tools
-    from toolrig.toolsets import FunctionToolset
-
     return FunctionToolset(list(tools))
 
 
@@ -83,7 +82,8 @@ class Policy:
                  owners: Mapping[str, str | Iterable[str]] | None = None,
                  toolsets: Mapping[str, str | Iterable[str]] | None = None,
                  trusted: str | Iterable[str | Rule] = (), allowed_tools: str | Iterable[str | Rule] | None = ENV,
-                 tools: Any = None, groups: Mapping[str, str | Iterable[str]] | None = None) -> None:
+                 tools: Toolset | Iterable[Any] | None = None,
+                 groups: Mapping[str, str | Iterable[str]] | None = None) -> None:
         if preset not in PRESETS:
             raise PolicyConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         self.preset = preset
@@ -109,7 +109,7 @@ class Policy:
 
     # -- deciding -------------------------------------------------------------------------------
     def evaluate(self, name: str, arguments: Mapping[str, Any] | None, context: CallContext | None = None, *,
-                 spec: ToolSpec | None = None, toolset: Any = None) -> Explanation:
+                 spec: ToolSpec | None = None, toolset: Toolset | None = None) -> Explanation:
         """Decide one call. Never raises: an error inside a rule denies the call and says why."""
         try:
             return self._evaluate(name, dict(arguments or {}), context or EMPTY_CONTEXT, spec,
@@ -134,7 +134,7 @@ class Policy:
         return self.evaluate(call.name, arguments, context, spec=spec)
 
     def _evaluate(self, name: str, arguments: dict[str, Any], context: CallContext, spec: ToolSpec | None,
-                  toolset: Any) -> Explanation:
+                  toolset: Toolset | None) -> Explanation:
         toolsets = self.toolset_resolver(toolset)
         version = spec.version if spec is not None else None
         if self.allowed_tools is not None and not any(r.matches_name(name, toolsets) for r in self.allowed_tools):
@@ -189,7 +189,7 @@ class Policy:
             verdict, reason = Verdict.ASK, f"{reason}; it requires approval"
         return Explanation.of(verdict, layer="preset", rule=None, tool=name, reason=reason)
 
-    def toolset_resolver(self, toolset: Any = None) -> ToolsetResolver:
+    def toolset_resolver(self, toolset: Toolset | None = None) -> ToolsetResolver:
         """``toolset name -> tool names``: the policy's ``toolsets``, else the registry's named toolsets."""
         from toolrig.policy._toolsets import make_toolset_resolver
 
@@ -221,14 +221,14 @@ class Policy:
             return tuple(self._remembered)
 
     # -- tools, lint, runtime -----------------------------------------------------------------------
-    def offers(self, name: str, toolset: Any = None) -> bool:
+    def offers(self, name: str, toolset: Toolset | None = None) -> bool:
         """False when ``ALLOWED_TOOLS`` leaves ``name`` out: every call would be denied, so do not list it."""
         if self.allowed_tools is None:
             return True
         toolsets = self.toolset_resolver(toolset)
         return any(r.matches_name(name, toolsets) for r in self.allowed_tools)
 
-    def check_tools(self, toolset: Any, *, strict: bool | None = None) -> list[str]:
+    def check_tools(self, toolset: Toolset, *, strict: bool | None = None) -> list[str]:
         """Check ``ALLOWED_TOOLS`` against ``toolset``; returns the entries that match no tool.
 
         Unknown entries raise when ``strict`` (default: under CI, see :func:`in_ci`), else are warned about.
@@ -239,13 +239,13 @@ class Policy:
         return check_allowed_names(self.allowed_tools, known, self.toolset_resolver(toolset),
                                    ci=in_ci() if strict is None else strict)
 
-    def lint(self, tools: Any = None) -> list[LintFinding]:
+    def lint(self, tools: Toolset | None = None) -> list[LintFinding]:
         """Rules that can never match (unknown tools, toolsets, arguments) or are shadowed by another rule."""
         from toolrig.policy._lint import lint_policy
 
         return lint_policy(self, tools if tools is not None else self.tools)
 
-    def as_stage(self, toolset: Any = None) -> PolicyStage:
+    def as_stage(self, toolset: Toolset | None = None) -> PolicyStage:
         """The runtime stage applying this policy (``Runtime(policy=...)`` calls this)."""
         from toolrig.policy._stage import PolicyStage
 

@@ -2,37 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
-from toolrig._context import CallContext
+from toolrig._decision import decision_meta
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig._spec import ToolSpec
-from toolrig.policy._explain import Explanation
-from toolrig.runtime import CallNext, Invocation, fold_decisions
-from toolrig.runtime.stages._hooks import decision_meta
+from toolrig.runtime import CallNext, Invocation, Stage, fold_decisions
+from toolrig.toolsets import Toolset
 
-__all__ = ["Evaluates", "PolicyStage"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
+    from toolrig.policy._policy import Policy
 
-class Evaluates(Protocol):
-    """What the stage needs of a policy (a :class:`~toolrig.Policy` has it)."""
-
-    def evaluate(self, name: str, arguments: Mapping[str, Any] | None, context: CallContext | None = None, *,
-                 spec: ToolSpec | None = None, toolset: Any = None) -> Explanation: ...
+__all__ = ["PolicyStage"]
 
 
-class PolicyStage:
+class PolicyStage(Stage):
     """Decides each call with the policy and folds that decision with the hooks' (deny wins).
 
     A deny ends the call with error kind ``denied``; an ask is left for the approval stage, which
-    must come after this one (``Runtime(policy=...)`` places it just before ``approval``).
+    must come after this one (``Runtime(policy=...)`` places it just before ``approval``). The tools that
+    the policy's ``ALLOWED_TOOLS`` leaves out are not offered at all (:meth:`offer_filter`).
     """
 
     name = "policy"
+    decides = True
 
-    def __init__(self, policy: Evaluates) -> None:
+    def __init__(self, policy: Policy) -> None:
         self.policy = policy
+
+    def offer_filter(self, toolset: Toolset) -> Callable[[BaseTool], bool] | None:
+        """The tools ``ALLOWED_TOOLS`` names (None without an allowlist: every tool)."""
+        policy = self.policy
+        if policy.allowed_tools is None:
+            return None
+        return lambda tool: policy.offers(tool.spec.name, toolset)
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         spec = inv.tool.spec if inv.tool is not None else None

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 from toolrig.errors import ToolrigError
 from toolrig.policy._rules import TOOLSET_PREFIXES, ToolsetResolver
+from toolrig.toolsets import Toolset
 
-__all__ = ["make_toolset_resolver", "tool_names"]
+__all__ = ["NamedToolsets", "make_toolset_resolver", "tool_names"]
 
 
-def tool_names(toolset: Any) -> list[str]:
+@runtime_checkable
+class NamedToolsets(Protocol):
+    """A toolset that knows named toolsets of its own (a :class:`toolrig.Registry` does)."""
+
+    def resolve_toolset(self, name: str, *, strict: bool = True) -> Sequence[str]:
+        """The tool names of the toolset called ``name``."""
+        ...
+
+
+def tool_names(toolset: Toolset | None) -> list[str]:
     """Names of every tool in a Registry / Toolset (empty for None)."""
     if toolset is None:
         return []
     return [t.spec.name for t in toolset.list()]
 
 
-def make_toolset_resolver(named: Mapping[str, Sequence[str]], toolset: Any) -> ToolsetResolver:
+def make_toolset_resolver(named: Mapping[str, Sequence[str]], toolset: Toolset | None) -> ToolsetResolver:
     """A resolver over ``named`` (names or globs; expanded against ``toolset`` when given) and the
     toolset's ``resolve_toolset`` (a Registry's named toolsets). Unknown toolsets resolve to None."""
     cache: dict[str, frozenset[str] | None] = {}
@@ -41,13 +51,11 @@ def make_toolset_resolver(named: Mapping[str, Sequence[str]], toolset: Any) -> T
                 if not any(c in entry for c in "*?["):
                     members.add(entry)
             result = frozenset(members)
-        else:
-            lookup = getattr(toolset, "resolve_toolset", None)
-            if lookup is not None:
-                try:
-                    result = frozenset(lookup(name, strict=False))
-                except (ToolrigError, KeyError):
-                    result = None
+        elif isinstance(toolset, NamedToolsets):
+            try:
+                result = frozenset(toolset.resolve_toolset(name, strict=False))
+            except (ToolrigError, KeyError):
+                result = None
         cache[name] = result
         return result
 

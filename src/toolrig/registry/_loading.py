@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol
 
 from toolrig._define import BaseTool
 
-__all__ = ["BUNDLE_LOADERS", "Registers", "load_bundle", "load_directory", "load_entry_points", "load_file",
-           "load_module", "load_source"]
+__all__ = ["BUNDLE_LOADERS", "Registers", "load_bundle", "load_directory", "load_entry_points", "load_module",
+           "load_source", "register_file"]
 
 BUNDLE_LOADERS = "toolrig.bundles"
 """Entry-point group of bundle loaders (``yaml``: :func:`toolrig.builtins.load_bundle`): the registry sits below
@@ -36,12 +36,11 @@ def load_module(registry: Registers, module: str, *, replace: bool = False) -> l
     return registry.register_many(load(module), replace=replace, source=f"module:{module}")
 
 
-def load_file(registry: Registers, path: str | Path, *, replace: bool = False) -> list[BaseTool]:
-    """Load a Python file and register its tools (source: the resolved path)."""
-    from toolrig.loading import load_file as load
-    from toolrig.loading import source_for
+def register_file(registry: Registers, path: str | Path, *, replace: bool = False) -> list[BaseTool]:
+    """Load a Python file and register its tools (source: the resolved path); ``Registry.load_file``."""
+    from toolrig.loading import source_for, tools_in_file
 
-    return registry.register_many(load(path), replace=replace, source=source_for(path))
+    return registry.register_many(tools_in_file(path), replace=replace, source=source_for(path))
 
 
 def load_directory(registry: Registers, path: str | Path, *, recursive: bool = False, replace: bool = False,

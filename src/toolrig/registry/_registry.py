@@ -38,7 +38,7 @@ from toolrig._tool_class import as_tool
 from toolrig._versions import SelectorError, best, parse_selector, rank, split_key
 from toolrig.errors import RegistryError, ToolNotFoundError, VersionConflictError
 from toolrig.registry._named import NamedToolsets, ToolsetDefinition
-from toolrig.toolsets._toolset import Toolset
+from toolrig.toolsets import Toolset
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -242,7 +242,7 @@ class Registry(Toolset):
         status = ToolStatus(status)
         tools = self._matching(name_or_key)
         for t in tools:
-            t.state.set_status(status, error)
+            t.vitals.set_status(status, error)
         return tools
 
     def disable(self, name_or_key: str) -> builtins.list[BaseTool]:
@@ -274,10 +274,10 @@ class Registry(Toolset):
         return out
 
     def _stat(self, tool: BaseTool) -> dict[str, Any]:
-        state = tool.state
-        return {"name": tool.name, "version": tool.spec.version, "status": state.status.value,
-                "error": state.error, "deprecated": tool.spec.deprecated, "available": tool.available(),
-                "source": self.source_of(tool), **state.stats.to_dict()}
+        vitals = tool.vitals
+        return {"name": tool.name, "version": tool.spec.version, "status": vitals.status.value,
+                "error": vitals.error, "deprecated": tool.spec.deprecated, "available": tool.available(),
+                "source": self.source_of(tool), **vitals.stats.to_dict()}
 
     # -- named toolsets --------------------------------------------------------------------
     def define_toolset(self, name: str, tools: Iterable[str] = (), *, includes: Iterable[str] = (),
@@ -315,7 +315,7 @@ class Registry(Toolset):
         """Load a Python file and register its tools (source: the resolved path)."""
         from toolrig.registry import _loading
 
-        return _loading.load_file(self, path, replace=replace)
+        return _loading.register_file(self, path, replace=replace)
 
     def load_directory(self, path: str | Path, *, recursive: bool = False, replace: bool = False,
                        on_error: Literal["raise", "skip"] = "raise") -> builtins.list[BaseTool]:
@@ -402,12 +402,12 @@ def _version_of(tool: BaseTool) -> Version:
 
 
 def _visible(tool: BaseTool) -> bool:
-    return tool.state.status is ToolStatus.ACTIVE and tool.available()
+    return tool.vitals.status is ToolStatus.ACTIVE and tool.available()
 
 
 def _why_hidden(tool: BaseTool) -> str:
-    if tool.state.status is not ToolStatus.ACTIVE:
-        return tool.state.status.value
+    if tool.vitals.status is not ToolStatus.ACTIVE:
+        return tool.vitals.status.value
     return "active" if tool.available() else "unavailable: check_fn failed"
 
 
@@ -417,4 +417,4 @@ def _status_test(status: ToolStatus | str | None) -> Callable[[BaseTool], bool]:
     if status in ("all", "*"):
         return lambda _t: True
     wanted = ToolStatus(status)
-    return lambda t: t.state.status is wanted
+    return lambda t: t.vitals.status is wanted

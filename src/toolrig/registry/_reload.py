@@ -25,8 +25,8 @@ import watchfiles
 from anyio.abc import TaskStatus
 
 from toolrig._define import BaseTool
-from toolrig.loading import LoadError, forget_file, load_file, python_files, source_for
-from toolrig.toolsets._aliases import share_state
+from toolrig.loading import LoadError, forget_file, python_files, source_for, tools_in_file
+from toolrig.toolsets import share_state
 
 
 class Registry(Protocol):
@@ -80,10 +80,10 @@ def reload_file(registry: Registry, path: str | Path) -> ReloadResult:
         forget_file(resolved)
         return ReloadResult(path=resolved, removed=tuple(sorted(t.spec.key for t in old.values())))
     try:
-        tools = load_file(resolved)
+        tools = tools_in_file(resolved)
     except LoadError as exc:
         for t in old.values():
-            t.state.set_status(t.state.status, error=str(exc))
+            t.vitals.set_status(t.vitals.status, error=str(exc))
         return ReloadResult(path=resolved, error=str(exc))
     added: list[str] = []
     replaced: list[str] = []
@@ -91,7 +91,7 @@ def reload_file(registry: Registry, path: str | Path) -> ReloadResult:
         previous = old.pop(_ident(t), None)
         if previous is not None and previous is not t:
             share_state(previous, t)
-            t.state.set_status(t.state.status, error=None)
+            t.vitals.set_status(t.vitals.status, error=None)
         (added if previous is None else replaced).append(t.spec.key)
         registry.register(t, replace=True, source=source)
     for t in old.values():

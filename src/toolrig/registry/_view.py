@@ -7,7 +7,7 @@ from typing import Protocol
 
 from toolrig._define import BaseTool
 from toolrig._versions import split_key
-from toolrig.toolsets._toolset import Toolset
+from toolrig.toolsets import Toolset
 
 
 class _Registry(Protocol):

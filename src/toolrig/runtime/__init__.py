@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from toolrig._decision import Decision, Verdict, approves, as_decision, fold_decisions
 from toolrig.errors import CallTimeoutError
-from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
+from toolrig.runtime._chain import CallNext, ClosableStage, Stage, StageLike, as_stage, build_chain
 from toolrig.runtime._clock import Clock, FakeClock, SystemClock
 from toolrig.runtime._defaults import (
+    approval_on_decisions,
     default_stages,
     insert_after,
     insert_before,
@@ -85,6 +86,7 @@ __all__ = [
     "Runtime",
     "Services",
     "Stage",
+    "StageLike",
     "SystemClock",
     "TelemetryStage",
     "ThreadExecutor",
@@ -92,8 +94,10 @@ __all__ = [
     "TimeoutStage",
     "ValidateStage",
     "Verdict",
+    "approval_on_decisions",
     "approves",
     "as_decision",
+    "as_stage",
     "build_chain",
     "default_stages",
     "fold_decisions",

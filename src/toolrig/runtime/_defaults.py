@@ -5,29 +5,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolrig._spec import RetryPolicy
-from toolrig.runtime._chain import Stage
-from toolrig.runtime.stages._approval import ApprovalStage
-from toolrig.runtime.stages._audit import AuditStage
-from toolrig.runtime.stages._breaker import BreakerStage
-from toolrig.runtime.stages._cache import CacheScope, CacheStage
-from toolrig.runtime.stages._fence import FenceStage
-from toolrig.runtime.stages._hooks import HooksStage
-from toolrig.runtime.stages._loopguard import LoopGuardStage
-from toolrig.runtime.stages._output import OutputStage
-from toolrig.runtime.stages._ratelimit import QuotaSource, RateLimitStage
-from toolrig.runtime.stages._repair import RepairStage
-from toolrig.runtime.stages._resolve import ResolveStage
-from toolrig.runtime.stages._retry import RetryStage
-from toolrig.runtime.stages._telemetry import TelemetryStage
-from toolrig.runtime.stages._timeout import TimeoutStage
-from toolrig.runtime.stages._validate import ValidateStage
+from toolrig._spec import Retry
+from toolrig.runtime._chain import Stage, StageLike
+from toolrig.runtime.stages import (
+    ApprovalStage,
+    AuditStage,
+    BreakerStage,
+    CacheScope,
+    CacheStage,
+    FenceStage,
+    HooksStage,
+    LoopGuardStage,
+    OutputStage,
+    QuotaSource,
+    RateLimitStage,
+    RepairStage,
+    ResolveStage,
+    RetryStage,
+    TelemetryStage,
+    TimeoutStage,
+    ValidateStage,
+)
 
-__all__ = ["default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage", "replace_stage"]
+__all__ = ["approval_on_decisions", "default_stages", "insert_after", "insert_before", "minimal_stages", "remove_stage",
+           "replace_stage"]
 
 
 def default_stages(*, audit: Any = None, audit_mode: str = "batched", strict_arguments: bool = False,
-                   retry: RetryPolicy | None = None, timeout: float | None = None,
+                   retry: Retry | None = None, timeout: float | None = None,
                    per_user_limit: str | None = None, quotas: QuotaSource | None = None,
                    stale_on_error: bool = False, cache_scope: CacheScope = "user", cache_ttl: float = 300.0,
                    cache_max_entries: int = 1024) -> list[Stage]:
@@ -71,35 +76,50 @@ def minimal_stages() -> list[Stage]:
     return [ResolveStage(), ValidateStage()]
 
 
-def _index(stages: Sequence[Stage], name: str) -> int:
+def approval_on_decisions(stages: Sequence[StageLike]) -> list[StageLike]:
+    """A new list whose ``approval`` stage asks only on decisions: with a policy, the policy decides.
+
+    A policy decides by permission level itself (its preset asks for destructive and system tools), so the
+    approval stage then asks only when a decision (the policy's, a hook's) says ask, or the tool declares
+    ``requires_approval`` — never a second time for the permission level. The stage's timeout is kept.
+
+    Raises:
+        KeyError: there is no stage named ``approval``.
+    """
+    current = stages[_index(stages, "approval")]
+    timeout = current.timeout if isinstance(current, ApprovalStage) else ApprovalStage().timeout
+    return replace_stage(stages, "approval", ApprovalStage(permissions=(), timeout=timeout))
+
+
+def _index(stages: Sequence[StageLike], name: str) -> int:
     for i, s in enumerate(stages):
         if s.name == name:
             return i
     raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in stages]}")
 
 
-def insert_before(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+def insert_before(stages: Sequence[StageLike], name: str, stage: StageLike) -> list[StageLike]:
     """A new list with ``stage`` placed just outside the stage called ``name``."""
     out = list(stages)
     out.insert(_index(out, name), stage)
     return out
 
 
-def insert_after(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+def insert_after(stages: Sequence[StageLike], name: str, stage: StageLike) -> list[StageLike]:
     """A new list with ``stage`` placed just inside the stage called ``name``."""
     out = list(stages)
     out.insert(_index(out, name) + 1, stage)
     return out
 
 
-def remove_stage(stages: Sequence[Stage], name: str) -> list[Stage]:
+def remove_stage(stages: Sequence[StageLike], name: str) -> list[StageLike]:
     """A new list without the stage called ``name``."""
     out = list(stages)
     del out[_index(out, name)]
     return out
 
 
-def replace_stage(stages: Sequence[Stage], name: str, stage: Stage) -> list[Stage]:
+def replace_stage(stages: Sequence[StageLike], name: str, stage: StageLike) -> list[StageLike]:
     """A new list with the stage called ``name`` replaced by ``stage``."""
     out = list(stages)
     out[_index(out, name)] = stage

@@ -1,33 +1,24 @@
-"""Call routing: a toolset may turn one call into another before the pipeline sees it.
+"""Call routing, as the runtime names it: :class:`RoutedCall` (from :mod:`toolrig.toolsets`) and the older protocol.
 
-A toolset that implements :class:`CallRouter` (e.g. :class:`toolrig.discovery.ProgressiveToolset`, whose
-``call_tool(name, arguments)`` meta-tool stands for the real tool) is asked by :meth:`Runtime.call` first;
-when it answers with a :class:`RoutedCall`, every stage — audit, telemetry, resolve, policy, approval —
-sees the real call and the real tool, as if the model had called it directly.
+Routing is a method of every toolset (:meth:`toolrig.toolsets.Toolset.route`), forwarded by every wrapper;
+:meth:`toolrig.Runtime.call` asks its toolset and nothing else. :class:`CallRouter` (``route_call``) is the
+protocol routing had before: deprecated, kept so old code keeps working — a :class:`~toolrig.toolsets.Toolset`
+subclass that defines only ``route_call`` has it used as its ``route`` (with a :class:`DeprecationWarning`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from toolrig._calls import ToolCall
-from toolrig._define import BaseTool
+from toolrig.toolsets import RoutedCall
 
 __all__ = ["CallRouter", "RoutedCall"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class RoutedCall:
-    """The call to run instead, and its tool (which the resolve stage then uses as found)."""
-
-    call: ToolCall
-    tool: BaseTool
-
-
 @runtime_checkable
 class CallRouter(Protocol):
-    """A toolset that may route a call to another tool before the pipeline runs."""
+    """Deprecated: a toolset that may route a call (now :meth:`toolrig.toolsets.Toolset.route`, on every toolset)."""
 
     def route_call(self, call: ToolCall) -> RoutedCall | None:
         """The call to run instead of ``call``, or None to run ``call`` as it is."""

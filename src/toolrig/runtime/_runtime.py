@@ -7,9 +7,9 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 import anyio.from_thread
@@ -19,20 +19,19 @@ from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
+from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_chain
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._invoke import invoke_tool, really_cancelled
 from toolrig.runtime._portal import LoopThread
-from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._services import ApprovalHandler, Services
-from toolrig.runtime._terminal import invoke_tool, really_cancelled
-from toolrig.runtime.executors._base import Executors
-from toolrig.toolsets._toolset import Toolset
+from toolrig.runtime.executors import Executors
+from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
 
 if TYPE_CHECKING:
     from toolrig.audit import AuditTarget
-    from toolrig.runtime.stages._audit import AuditMode
+    from toolrig.runtime.stages import AuditMode
     from toolrig.state import StateBackend
 
 __all__ = ["PolicyLike", "Runtime", "as_toolset"]
@@ -44,40 +43,39 @@ def as_toolset(tools: Any) -> Toolset:
     """A Toolset from a Toolset or Registry, or from an iterable of tools (any accepted form)."""
     if isinstance(tools, Toolset):
         return tools
-    from toolrig.toolsets._function import FunctionToolset
-
     return FunctionToolset(list(tools))
 
 
+@runtime_checkable
 class PolicyLike(Protocol):
     """Anything that makes the runtime's policy stage (a :class:`toolrig.Policy` does)."""
 
-    def as_stage(self, toolset: Any = None) -> Stage: ...
+    def as_stage(self, toolset: Toolset | None = None) -> Stage:
+        """The stage that applies the policy to the calls of ``toolset``."""
+        ...
 
 
-def _with_policy(stages: Sequence[Stage], policy: PolicyLike | Stage, toolset: Toolset, *,
+def _with_policy(stages: Sequence[StageLike], policy: PolicyLike | Stage | StageLike, toolset: Toolset, *,
                  default: bool) -> tuple[Stage, ...]:
     """``stages`` with the policy's stage just before ``approval`` (which must exist: asks need an asker)."""
-    from toolrig.runtime._defaults import insert_before, replace_stage
-    from toolrig.runtime.stages._approval import ApprovalStage
+    from toolrig.runtime._defaults import approval_on_decisions, insert_before
 
     if not any(s.name == "approval" for s in stages):
         raise ValueError("policy= needs an 'approval' stage after it, or its asks would go unasked")
-    stage: Stage = policy.as_stage(toolset) if hasattr(policy, "as_stage") else policy
+    stage = as_stage(policy.as_stage(toolset) if isinstance(policy, PolicyLike) else policy)
     out = insert_before(stages, "approval", stage)
-    if default:  # the policy decides by permission level now; approval follows its (folded) decision
-        out = replace_stage(out, "approval", ApprovalStage(permissions=()))
-    return tuple(out)
+    return tuple(as_stage(s) for s in (approval_on_decisions(out) if default else out))
 
 
-def _policy_offers(stages: Sequence[Stage]) -> Callable[[str, Any], bool] | None:
-    """The policy stage's ``offers(name, toolset)`` (what ALLOWED_TOOLS leaves listed), if it has one."""
-    for stage in stages:
-        if stage.name == "policy":
-            offers = getattr(getattr(stage, "policy", None), "offers", None)
-            if callable(offers):
-                return cast("Callable[[str, Any], bool]", offers)
-    return None
+def _offered(toolset: Toolset, stages: Sequence[Stage]) -> Toolset:
+    """``toolset`` as the runtime offers it: less what a stage hides (a policy's ``ALLOWED_TOOLS``; the one place).
+
+    :meth:`Runtime.tools` lists this view, and :meth:`Runtime.call` routes through it.
+    """
+    keeps = [keep for stage in stages if (keep := stage.offer_filter(toolset)) is not None]
+    if not keeps:
+        return toolset
+    return toolset.filtered(lambda tool: all(keep(tool) for keep in keeps))
 
 
 @dataclass(slots=True)
@@ -95,7 +93,9 @@ class Runtime:
 
     Args:
         tools: a list of tools (any accepted form), a Toolset, or a Registry.
-        stages: the stages, outermost first (default: :func:`default_stages`).
+        stages: the stages, outermost first (default: :func:`default_stages`): :class:`Stage` objects, or any
+            object with a ``name`` and ``async __call__(inv, call_next)`` (given :class:`Stage`'s defaults: it may
+            decide, it applies to every tool).
         hooks: objects with any of ``before_call`` / ``after_call`` / ``on_error`` (:class:`Hook`).
         audit: where audit rows go: a SQLite path, a URL, None for the default file, False for none.
         audit_mode: ``"batched"`` (background writer) or ``"strict"`` (row written before the call).
@@ -103,7 +103,7 @@ class Runtime:
             backend object (:mod:`toolrig.state`); a backend passed as an object is not closed by :meth:`aclose`.
         approval: asked when a call needs approval; without one, such calls end ``approval_required``.
         clock: time source (inject a FakeClock in tests).
-        policy: a :class:`toolrig.Policy` (or any object with ``as_stage(toolset)``, or a Stage): its stage
+        policy: a :class:`toolrig.Policy` (or any :class:`PolicyLike` object, or a Stage): its stage
             runs just before ``approval`` and its decisions fold with the hooks' (deny wins). With the default
             stages, approval is then asked when the policy (or a hook, or ``requires_approval``) says so.
         executors: where tool bodies run, by ``spec.isolation`` (default: this runtime's own inline, thread
@@ -112,10 +112,10 @@ class Runtime:
             reach only the tools the runtime advertises (see ``docs/runtime.md``).
     """
 
-    def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage] | None = None,
+    def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage | StageLike] | None = None,
                  hooks: Iterable[Hook] = (), audit: AuditTarget = None, audit_mode: AuditMode = "batched",
                  state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
-                 clock: Clock | None = None, policy: PolicyLike | Stage | None = None,
+                 clock: Clock | None = None, policy: PolicyLike | Stage | StageLike | None = None,
                  executors: Executors | None = None, allow_selectors: bool = False) -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import make_state
@@ -127,13 +127,12 @@ class Runtime:
                                  executors=executors if executors is not None else Executors(),
                                  allow_selectors=allow_selectors)
         self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared
-        self.stages: tuple[Stage, ...] = tuple(
-            stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode))
+        self.stages: tuple[Stage, ...] = tuple(as_stage(s) for s in (
+            stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode)))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
-        self._offers: Callable[[str, Any], bool] | None = _policy_offers(self.stages)
+        self._offered = _offered(self.toolset, self.stages)
         self._chain: CallNext = self._build()
-        self._router: CallRouter | None = self.toolset if isinstance(self.toolset, CallRouter) else None
         self._running: dict[str, list[_Running]] = {}
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
@@ -183,13 +182,13 @@ class Runtime:
         Only a cancellation of the caller itself propagates (``Runtime.cancel`` ends the call with
         an outcome of kind ``cancelled``).
         """
-        routed = self._route(call) if self._router is not None else None
+        routed = self._route(call)
         asked = call.name
         if routed is not None:  # e.g. call_tool(name, arguments): every stage sees the real call and tool
             call = routed.call
         ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
         inv = Invocation.start(call, ctx, self.services)
-        if routed is not None:
+        if routed is not None and routed.tool is not None:
             inv = inv.derive(tool=routed.tool)
         outcome: ToolOutcome | None = None
         with anyio.CancelScope() as scope:
@@ -213,10 +212,13 @@ class Runtime:
         return outcome.derive(duration_ms=inv.elapsed_ms)
 
     def _route(self, call: ToolCall) -> RoutedCall | None:
-        """The toolset's routing of ``call``; a router that fails routes nothing (the call runs as sent)."""
-        assert self._router is not None
+        """The offered toolset's routing of ``call`` (:meth:`Toolset.route`); a routing that fails routes nothing.
+
+        Routing reads what :meth:`tools` lists, so a routed call never reaches a tool the runtime does not offer.
+        A call that is not routed runs as sent (a ``call_tool`` that was not routed then fails closed).
+        """
         try:
-            return self._router.route_call(call)
+            return self._offered.route(call)
         except Exception:
             log.exception("call routing failed for %s; the call runs unrouted", _short_name(call.name))
             return None
@@ -284,13 +286,10 @@ class Runtime:
     def tools(self) -> list[BaseTool]:
         """The tools this runtime can call (what it exports to providers and MCP clients).
 
-        Tools that a policy's ``ALLOWED_TOOLS`` leaves out are not listed: every call of them is denied.
+        Tools that a policy's ``ALLOWED_TOOLS`` leaves out are not listed: every call of them is denied. The same
+        view routes calls (:meth:`call`), and an MCP :class:`~toolrig.mcp.ToolServer` lists exactly these tools.
         """
-        tools = list(self.toolset.list())
-        offers = self._offers
-        if offers is None:
-            return tools
-        return [t for t in tools if offers(t.spec.name, self.toolset)]
+        return self._offered.list()
 
     def stats(self) -> dict[str, Any]:
         """Live counters: calls running now and the executors' capacity (busy and stuck threads, workers)."""
@@ -306,13 +305,13 @@ class Runtime:
     async def aclose(self) -> None:
         """Flush and close what the stages hold (audit writer, state connections) and the executors."""
         for stage in self.stages:
-            if isinstance(stage, ClosableStage):
-                await stage.aclose()
+            await stage.aclose()
         if self._own_executors:
             await self.services.executors.aclose()
-        if self._owns_state:
+        state = self.services.state
+        if self._owns_state and state is not None:
             self._owns_state = False
-            await self.services.state.aclose()
+            await state.aclose()
 
     def close(self) -> None:
         """Synchronous :meth:`aclose`, also stopping the loop thread used by :meth:`call_sync`."""
@@ -337,15 +336,14 @@ class Runtime:
 
 
 def inner_for(tool: BaseTool, stages: Sequence[Stage], services: Services) -> list[Stage]:
-    """The stages of ``stages`` that apply to ``tool`` (a stage without ``applies`` always does).
+    """The stages of ``stages`` that apply to ``tool`` (:meth:`Stage.applies`).
 
     A stage may depend on the others (approval stays while some stage may decide), so the selection is
     repeated on what remains until it no longer shrinks.
     """
     selected = list(stages)
     while True:
-        kept = [s for s in selected if (applies := getattr(s, "applies", None)) is None
-                or applies(tool, services, selected)]
+        kept = [s for s in selected if s.applies(tool, services, selected)]
         if len(kept) == len(selected):
             return kept
         selected = kept

@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrig.runtime._clock import Clock, SystemClock
-from toolrig.runtime.executors._base import Executors
+from toolrig.runtime.executors import Executors
 
 if TYPE_CHECKING:
     from toolrig._calls import ToolCall
     from toolrig._context import CallContext
     from toolrig._define import BaseTool
     from toolrig.runtime._hook import Hook
+    from toolrig.state import StateBackend
     from toolrig.toolsets import Toolset
 
 __all__ = ["ApprovalHandler", "Services"]
@@ -30,7 +31,8 @@ class Services:
         toolset: where tools are looked up (a Registry, a Toolset, or a list turned into one).
         hooks: user hook objects (``before_call`` / ``after_call`` / ``on_error``).
         clock: time source; a FakeClock in tests.
-        state: shared-state backend (memory or Redis) for limits, breakers and cache.
+        state: shared-state backend (memory or Redis) for limits, breakers and cache (a Runtime always sets
+            one; None only for services made by hand, whose stages then use a private in-memory backend).
         approval: handler asked when a call needs approval; None means "approval_required".
         executors: where tool bodies run, by ``spec.isolation`` (each runtime has its own).
         allow_selectors: calls may name a version (``tool@1.2``); off by default (see the resolve stage).
@@ -40,7 +42,7 @@ class Services:
     toolset: Toolset
     hooks: tuple[Hook, ...] = ()
     clock: Clock = field(default_factory=SystemClock)
-    state: Any = None
+    state: StateBackend | None = None
     approval: ApprovalHandler | None = None
     executors: Executors = field(default_factory=Executors)
     allow_selectors: bool = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolrig.state._access import StateAccess
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -39,6 +40,7 @@ __all__ = [
     "MemoryState",
     "RedisKeyValueStore",
     "RedisState",
+    "StateAccess",
     "StateBackend",
     "StateUnavailable",
     "WindowLimiter",

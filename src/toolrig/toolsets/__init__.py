@@ -1,15 +1,16 @@
 """Toolsets: sources of tools, composed by small wrappers.
 
-``Toolset`` is the contract (``list()``, ``get(name)`` and fluent ``.filtered()``,
+``Toolset`` is the contract (``list()``, ``get(name)``, ``route(call)`` and fluent ``.filtered()``,
 ``.prefixed()``, ``.renamed()``); :class:`FunctionToolset` holds tools given in code,
 :class:`CombinedToolset` offers several as one. A :class:`toolrig.Registry` is a toolset too.
 """
 
 from __future__ import annotations
 
-from toolrig.toolsets._aliases import alias
+from toolrig.toolsets._aliases import alias, share_state
 from toolrig.toolsets._combined import CombinedToolset, OnConflict
 from toolrig.toolsets._function import FunctionToolset
+from toolrig.toolsets._routing import RoutedCall
 from toolrig.toolsets._toolset import (
     FilteredToolset,
     PrefixedToolset,
@@ -26,8 +27,10 @@ __all__ = [
     "OnConflict",
     "PrefixedToolset",
     "RenamedToolset",
+    "RoutedCall",
     "ToolPredicate",
     "Toolset",
     "WrapperToolset",
     "alias",
+    "share_state",
 ]

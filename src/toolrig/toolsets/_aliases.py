@@ -1,7 +1,7 @@
 """The same tool under another name: renamed copies that share live state with the original.
 
 A prefixed or renamed tool is still the same tool: disabling it in the registry, or counting
-its calls, must affect one shared :class:`~toolrig._status.ToolState`. Copies are cached per
+its calls, must affect one shared :class:`~toolrig._status.ToolVitals`. Copies are cached per
 original tool so that repeated ``list()`` calls hand out the same objects.
 """
 
@@ -15,12 +15,12 @@ from toolrig._define import BaseTool
 
 __all__ = ["AliasCache", "alias", "share_state"]
 
-_STATE_KEY = "_toolrig_state"  # where BaseTool.state keeps its ToolState (see toolrig._define)
+_VITALS_KEY = "_toolrig_vitals"  # where BaseTool.vitals keeps its ToolVitals (see toolrig._define)
 
 
 def share_state(source: BaseTool, target: BaseTool) -> None:
     """Make ``target`` use ``source``'s status and stats (same tool, another face)."""
-    target.__dict__[_STATE_KEY] = source.state
+    target.__dict__[_VITALS_KEY] = source.vitals
 
 
 def alias(tool: BaseTool, name: str) -> BaseTool:

@@ -7,9 +7,11 @@ from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Self, get_args
 
+from toolrig._calls import ToolCall
 from toolrig._define import BaseTool
 from toolrig.errors import DefinitionError, ToolsetConflictError
 from toolrig.toolsets._function import FunctionToolset
+from toolrig.toolsets._routing import RoutedCall
 from toolrig.toolsets._toolset import Toolset
 
 __all__ = ["CombinedToolset", "OnConflict"]
@@ -68,6 +70,28 @@ class CombinedToolset(Toolset):
             if found is None or self.on_conflict == "last":
                 found = (t, ts)
         return None if found is None else found[0]
+
+    def route(self, call: ToolCall) -> RoutedCall | None:
+        """The routing of the member that offers the called name.
+
+        A routed tool whose name another member offers here is refused (the name means that member's tool),
+        and so is a call whose name is in conflict (``on_conflict="error"``).
+        """
+        answers = [(ts, routed) for ts in self.toolsets if (routed := ts.route(call)) is not None]
+        if not answers:  # the common case costs no lookup
+            return None
+        owners = self._owners(call.name)
+        if not owners or (len(owners) > 1 and self.on_conflict == "error"):
+            return None
+        owner = owners[-1] if self.on_conflict == "last" else owners[0]
+        routed = next((r for ts, r in answers if ts is owner), None)
+        if routed is None or routed.tool is None:
+            return routed
+        return routed if all(ts is owner for ts in self._owners(routed.call.name)) else routed.refused()
+
+    def _owners(self, name: str) -> builtins.list[Toolset]:
+        """The members that offer a tool called ``name``, in order."""
+        return [ts for ts in self.toolsets if ts.get(name) is not None]
 
     async def __aenter__(self) -> Self:
         async with AsyncExitStack() as stack:

@@ -1,8 +1,10 @@
 """The :class:`Toolset` contract and the views that wrap one: filtered, prefixed, renamed.
 
-A toolset answers two questions, *which tools do you offer* (:meth:`Toolset.list`) and *which
-tool is called this* (:meth:`Toolset.get`). Everything else (prefixing, renaming, filtering,
-combining) is a tiny wrapper class built with a fluent method, so a pipeline never needs flags.
+A toolset answers three questions, *which tools do you offer* (:meth:`Toolset.list`), *which
+tool is called this* (:meth:`Toolset.get`) and *does this call stand for another*
+(:meth:`Toolset.route`, see :mod:`toolrig.toolsets._routing`). Everything else (prefixing, renaming,
+filtering, combining) is a tiny wrapper class built with a fluent method that forwards all three,
+so a pipeline never needs flags.
 The contract and its views share this module because the fluent methods build the views: apart,
 the two would import each other.
 """
@@ -10,15 +12,19 @@ the two would import each other.
 from __future__ import annotations
 
 import builtins
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from typing import Self
+from dataclasses import replace
+from typing import Any, Self
 
+from toolrig._calls import ToolCall
 from toolrig._define import BaseTool
 from toolrig._spec import check_name
 from toolrig._versions import SelectorError, best, parse_selector, split_key
 from toolrig.errors import DefinitionError, ToolsetConflictError
 from toolrig.toolsets._aliases import AliasCache
+from toolrig.toolsets._routing import RoutedCall
 
 __all__ = ["FilteredToolset", "PrefixedToolset", "RenamedToolset", "ToolPredicate", "Toolset", "WrapperToolset"]
 
@@ -29,9 +35,9 @@ ToolPredicate = Callable[[BaseTool], bool]
 class Toolset(ABC):
     """A source of tools.
 
-    Subclasses implement :meth:`list`; :meth:`get` has a default built on it. A toolset may hold
-    resources (an MCP connection); ``async with toolset:`` opens and closes them, and wrappers
-    forward that lifecycle to what they wrap.
+    Subclasses implement :meth:`list`; :meth:`get` has a default built on it, :meth:`route` routes
+    nothing. A toolset may hold resources (an MCP connection); ``async with toolset:`` opens and closes
+    them, and wrappers forward that lifecycle (and routing) to what they wrap.
 
     Example:
         >>> tools = FunctionToolset([read, write]).prefixed("fs")   # doctest: +SKIP
@@ -60,6 +66,21 @@ class Toolset(ABC):
         except SelectorError:
             return None
         return best([t for t in self.list() if t.name == bare], selector)
+
+    def route(self, call: ToolCall) -> RoutedCall | None:
+        """The call to run instead of ``call``, or None to run ``call`` as it is (the default).
+
+        :meth:`toolrig.Runtime.call` asks before the pipeline runs. An answer's tool must be named as this
+        toolset names it, and must be one this toolset may offer (see :class:`RoutedCall`).
+        """
+        return None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "route_call" in cls.__dict__ and "route" not in cls.__dict__:  # written for the older CallRouter
+            warnings.warn(f"{cls.__qualname__}.route_call is deprecated: name the method route (Toolset.route)",
+                          DeprecationWarning, stacklevel=2)
+            cls.route = cls.__dict__["route_call"]  # type: ignore[method-assign]
 
     def names(self) -> builtins.list[str]:
         """The sorted names of the offered tools."""
@@ -95,7 +116,7 @@ class Toolset(ABC):
 
 
 class WrapperToolset(Toolset):
-    """Forwards :meth:`list`, :meth:`get` and the ``async with`` lifecycle to ``wrapped``.
+    """Forwards :meth:`list`, :meth:`get`, :meth:`route` and the ``async with`` lifecycle to ``wrapped``.
 
     Subclass it to change what passes through (see :class:`~toolrig.toolsets.FilteredToolset`).
 
@@ -117,6 +138,9 @@ class WrapperToolset(Toolset):
 
     def get(self, name: str) -> BaseTool | None:
         return self.wrapped.get(name)
+
+    def route(self, call: ToolCall) -> RoutedCall | None:
+        return self.wrapped.route(call)
 
     async def __aenter__(self) -> Self:
         await self.wrapped.__aenter__()
@@ -145,6 +169,16 @@ class FilteredToolset(WrapperToolset):
     def get(self, name: str) -> BaseTool | None:
         found = self.wrapped.get(name)
         return found if found is not None and self.predicate(found) else None
+
+    def route(self, call: ToolCall) -> RoutedCall | None:
+        """Only calls of a tool this view offers are routed, and never to a tool it hides (refused)."""
+        routed = self.wrapped.route(call)
+        if routed is None:
+            return None
+        source = self.wrapped.get(call.name)
+        if source is None or not self.predicate(source):
+            return None
+        return routed if routed.tool is None or self.predicate(routed.tool) else routed.refused()
 
 
 class PrefixedToolset(WrapperToolset):
@@ -181,6 +215,16 @@ class PrefixedToolset(WrapperToolset):
         inner = bare.removeprefix(self._head)
         found = self.wrapped.get(inner if selector is None else f"{inner}@{selector}")
         return None if found is None else self._aliases.get(found, bare)
+
+    def route(self, call: ToolCall) -> RoutedCall | None:
+        """The wrapped toolset's routing of the unprefixed call, prefixed again (``x_call_tool`` → ``x_weather``)."""
+        if not call.name.startswith(self._head):
+            return None
+        routed = self.wrapped.route(replace(call, name=call.name.removeprefix(self._head)))
+        if routed is None:
+            return None
+        name = self._head + routed.call.name
+        return routed.named(name, None if routed.tool is None else self._aliases.get(routed.tool, name))
 
 
 class RenamedToolset(WrapperToolset):
@@ -225,3 +269,20 @@ class RenamedToolset(WrapperToolset):
         inner = self._reverse.get(bare, bare)
         found = self.wrapped.get(inner if selector is None else f"{inner}@{selector}")
         return None if found is None else self._aliases.get(found, bare)
+
+    def route(self, call: ToolCall) -> RoutedCall | None:
+        """The wrapped toolset's routing of the call under its old name, the routed tool under its new one.
+
+        A routed tool that kept its name, where that name is another tool's new name, is refused: here the
+        name means the renamed tool.
+        """
+        if call.name in self.mapping and call.name not in self._reverse:
+            return None  # renamed away
+        routed = self.wrapped.route(replace(call, name=self._reverse.get(call.name, call.name)))
+        if routed is None:
+            return None
+        inner = routed.call.name
+        name = self.mapping.get(inner, inner)
+        if routed.tool is None or (inner not in self.mapping and inner in self._reverse):
+            return routed.named(name, None)
+        return routed.named(name, self._aliases.get(routed.tool, name))

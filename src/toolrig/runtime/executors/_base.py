@@ -1,6 +1,6 @@
 """The seam between the pipeline and where code runs: the :class:`Executor` protocol and a runtime's set of them.
 
-The terminal handler of the chain picks the executor named by the tool's ``spec.isolation``,
+The innermost handler of the chain picks the executor named by the tool's ``spec.isolation``,
 hands it the validated values and the per-attempt timeout, and converts what comes back into an
 outcome — in one place, whatever the executor. An executor:
 

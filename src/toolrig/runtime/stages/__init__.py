@@ -5,12 +5,12 @@ from __future__ import annotations
 from toolrig.runtime.stages._approval import ApprovalStage
 from toolrig.runtime.stages._audit import AuditMode, AuditStage
 from toolrig.runtime.stages._breaker import BreakerStage
-from toolrig.runtime.stages._cache import CacheStage
+from toolrig.runtime.stages._cache import CacheScope, CacheStage
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
 from toolrig.runtime.stages._output import OutputLimits, OutputStage
-from toolrig.runtime.stages._ratelimit import RateLimitStage
+from toolrig.runtime.stages._ratelimit import QuotaSource, RateLimitStage
 from toolrig.runtime.stages._repair import RepairStage
 from toolrig.runtime.stages._resolve import ResolveStage
 from toolrig.runtime.stages._retry import RetryStage
@@ -23,12 +23,14 @@ __all__ = [
     "AuditMode",
     "AuditStage",
     "BreakerStage",
+    "CacheScope",
     "CacheStage",
     "FenceStage",
     "HooksStage",
     "LoopGuardStage",
     "OutputLimits",
     "OutputStage",
+    "QuotaSource",
     "RateLimitStage",
     "RepairStage",
     "ResolveStage",

@@ -34,7 +34,7 @@ log = logging.getLogger("toolrig.approval")
 _GRACE = 5.0
 
 
-class ApprovalStage:
+class ApprovalStage(Stage):
     """Asks the approval handler before calls that need a human yes.
 
     Args:
@@ -70,11 +70,11 @@ class ApprovalStage:
     def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
         """When the tool may need approval: by its declaration, its permission, or a decision of another stage.
 
-        Any stage that may decide (``decides`` true, or not declared: an unknown stage might) keeps it.
+        Any stage that may decide (:attr:`Stage.decides`, true unless a stage says otherwise) keeps it.
         """
         spec = tool.spec
         return (spec.requires_approval or spec.permission in self.permissions
-                or any(getattr(s, "decides", True) for s in stages if s is not self))
+                or any(s.decides for s in stages if s is not self))
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         reason = self._reason(inv)

@@ -18,11 +18,9 @@ import anyio
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._shown import shown_name
-from toolrig.audit._record import fallback_record, new_row_id, started_record
-from toolrig.audit._sinks import AuditSink, open_sink
-from toolrig.audit._writer import AuditWriter
+from toolrig.audit import AuditSink, AuditWriter, fallback_record, new_row_id, open_sink, started_record
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["AuditMode", "AuditStage"]
@@ -39,7 +37,7 @@ def _escaped(inv: Invocation, exc: BaseException) -> ToolOutcome:
     return ToolOutcome.failure(inv.call.id, inv.call.name, error)
 
 
-class AuditStage:
+class AuditStage(Stage):
     """Records every call in the audit log.
 
     Args:
@@ -55,6 +53,7 @@ class AuditStage:
     """
 
     name = "audit"
+    decides = False
 
     def __init__(self, audit: Any = None, *, mode: str = "batched", redactor: Redactor = DEFAULT_REDACTOR,
                  batch_size: int = 512) -> None:

@@ -29,12 +29,12 @@ from toolrig.errors import ArgumentsError, ModelRetry, RateLimitedError
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state._access import StateAccess
-from toolrig.state._base import (
+from toolrig.state import (
     BreakerConfig,
     BreakerPermit,
     BreakerResult,
     CircuitState,
+    StateAccess,
     StateBackend,
     StateUnavailable,
 )
@@ -91,7 +91,7 @@ def tuned(base: BreakerConfig, tuning: BreakerTuning) -> BreakerConfig | None:
     return dataclasses.replace(base, **changes)
 
 
-class BreakerStage:
+class BreakerStage(Stage):
     """Stops calling a tool that keeps failing, and tries it again after a rest.
 
     Args:

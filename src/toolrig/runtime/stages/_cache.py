@@ -33,9 +33,7 @@ from toolrig.errors import ArgumentsError, ModelRetry
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state._access import StateAccess
-from toolrig.state._base import KeyValueStore, StateBackend, StateUnavailable
-from toolrig.state._keys import canonical_arguments, digest
+from toolrig.state import KeyValueStore, StateAccess, StateBackend, StateUnavailable, canonical_arguments, digest
 
 __all__ = ["CacheScope", "CacheStage", "result_from_dict"]
 
@@ -68,7 +66,7 @@ def _serves_stale(outcome: ToolOutcome) -> bool:
     return not isinstance(outcome.exception, ModelRetry | ArgumentsError)
 
 
-class CacheStage:
+class CacheStage(Stage):
     """Serves repeated calls of cacheable tools from the cache.
 
     Args:

@@ -29,7 +29,7 @@ PIPELINE_KINDS = frozenset({
 """Failures written by the pipeline itself, with no tool text in them: not fenced."""
 
 
-class FenceStage:
+class FenceStage(Stage):
     """Wraps external tools' content in a nonce-tagged fence (see :mod:`toolrig.fencing`).
 
     Args:

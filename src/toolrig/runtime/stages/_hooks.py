@@ -7,7 +7,7 @@ A hook is any object with some of these methods (sync or async; see :mod:`toolri
     on_error(call, error, ctx)        -> None | ToolOutcome
 
 The tool itself is asked too (:meth:`toolrig.BaseTool.review`, when it overrides it): a shell tool
-asks for commands its command policy does not allow, a file tool for protected names.
+asks for commands its command rules do not allow, a file tool for protected names.
 
 Decisions fail closed: ``None`` is no opinion, ``True`` or ``Decision.allow`` allows, and
 anything else — ``False``, ``"deny"``, ``"no"``, an exception, no answer within the hook's
@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 
 from toolrig._calls import ToolCall
-from toolrig._decision import Decision, as_decision, fold_decisions
+from toolrig._decision import Decision, as_decision, decision_meta, fold_decisions
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
@@ -47,11 +47,6 @@ log = logging.getLogger("toolrig.hooks")
 
 class _NoAnswer(Exception):
     """A hook method did not answer within its deadline (internal: turned into a deny or a log line)."""
-
-
-def decision_meta(decision: Decision) -> dict[str, Any]:
-    """The audit-friendly form of a decision (``outcome.meta["decision"]``)."""
-    return {"verdict": decision.verdict.name.lower(), "reason": decision.reason, "source": decision.source}
 
 
 def hook_name(hook: Any) -> str:
@@ -95,7 +90,7 @@ async def call_hook(inv: Invocation, fn: Callable[..., Any], args: tuple[Any, ..
     raise _NoAnswer(f"no answer within {timeout:g} s")
 
 
-class HooksStage:
+class HooksStage(Stage):
     """Runs the runtime's hooks (``Runtime(hooks=[...])``) around the rest of the chain.
 
     Args:

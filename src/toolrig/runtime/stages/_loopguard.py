@@ -17,16 +17,14 @@ from toolrig._spec import Trust
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state._access import StateAccess
-from toolrig.state._base import StateBackend, StateUnavailable
-from toolrig.state._keys import canonical_arguments, digest
+from toolrig.state import StateAccess, StateBackend, StateUnavailable, canonical_arguments, digest
 
 __all__ = ["LoopGuardStage"]
 
 _MAX_PLAIN_KEY = 256
 
 
-class LoopGuardStage:
+class LoopGuardStage(Stage):
     """Warns about, then blocks, identical calls repeated within a window.
 
     Args:

@@ -1,6 +1,6 @@
 """Stage: the output the model sees — hard size cap, JSON array capping, redaction, truncation with a notice.
 
-Per-tool formatters run earlier, when the terminal converts the raw return value
+Per-tool formatters run earlier, when the innermost handler converts the raw return value
 (:meth:`toolrig._define.BaseTool.to_result`); this stage works on the resulting outcome, in order:
 
 1. a result longer than ``hard_limit`` characters fails with ``output_too_large``;
@@ -24,7 +24,7 @@ from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._results import JsonPart, Part, ResourcePart, TextPart, ToolResult
 from toolrig._spec import Trust
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["OutputLimits", "OutputStage", "cap_arrays", "shape_output", "truncate"]
@@ -241,7 +241,7 @@ def _shape_general(outcome: ToolOutcome, limits: OutputLimits, redactor: Redacto
                           truncated=outcome.truncated or capped or cut_notice is not None)
 
 
-class OutputStage:
+class OutputStage(Stage):
     """Caps, redacts and truncates what the model sees (see the module docstring).
 
     Args:

@@ -25,9 +25,15 @@ from toolrig._spec import ToolSpec
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state._access import StateAccess
-from toolrig.state._base import StateBackend, StateUnavailable
-from toolrig.state._limiting import LimitRequest, LimitVerdict, describe_limit, parse_limits
+from toolrig.state import (
+    LimitRequest,
+    LimitVerdict,
+    StateAccess,
+    StateBackend,
+    StateUnavailable,
+    describe_limit,
+    parse_limits,
+)
 
 __all__ = ["QuotaSource", "RateLimitStage"]
 
@@ -35,7 +41,7 @@ QuotaSource = Mapping[str, str] | Callable[[str], str | None]
 """Per-user quotas: a mapping user -> limit string, or a callable returning one (None: no quota)."""
 
 
-class RateLimitStage:
+class RateLimitStage(Stage):
     """Refuses calls over their limits with ``rate_limited`` (retryable, with ``retry_after``).
 
     Args:

@@ -19,7 +19,7 @@ from toolrig._outcome import ToolOutcome
 from toolrig._strict_nulls import drop_strict_nulls
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, check_value, loads_strict, parse_arguments
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime.stages._validate import invalid
 
@@ -207,7 +207,7 @@ def _contains_none(value: Any) -> bool:
     return False
 
 
-class RepairStage:
+class RepairStage(Stage):
     """Repairs arguments before validation (see the module docstring).
 
     Args:

@@ -19,7 +19,7 @@ import difflib
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._shown import shown_name
 from toolrig._spec import NAME_PATTERN
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["ResolveStage", "closest_names"]
@@ -54,7 +54,7 @@ def _not_found(inv: Invocation, requested: str, what: str, repairs: tuple[str, .
         repairs=repairs)
 
 
-class ResolveStage:
+class ResolveStage(Stage):
     """Looks the tool up (see the module docstring).
 
     On the way out it records the call in the tool's live stats and tags the outcome with the
@@ -62,6 +62,7 @@ class ResolveStage:
     """
 
     name = "resolve"
+    decides = False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         requested = inv.call.name
@@ -70,7 +71,7 @@ class ResolveStage:
             return _not_found(inv, str(requested), "is not a tool name", repairs)
         if "@" in requested and not inv.services.allow_selectors:
             return _not_found(inv, requested, "does not exist (tool names take no version here)", repairs)
-        routed = inv.tool  # set before the chain only by a CallRouter (see toolrig.runtime._routing)
+        routed = inv.tool  # set before the chain only by routing (Toolset.route, see toolrig.toolsets._routing)
         tool = routed if routed is not None and routed.spec.name == requested else inv.services.lookup(requested)
         if tool is None and NAME_PATTERN.match(requested.strip().split("@", 1)[0]):
             wanted = requested.strip().lower()
@@ -86,5 +87,5 @@ class ResolveStage:
         if context.tool_name != spec.name or context.tool_version != spec.version:
             context = context.derive(tool_name=spec.name, tool_version=spec.version)
         outcome = await call_next(inv.derive(tool=tool, repairs=repairs, context=context))
-        tool.state.record(inv.elapsed_ms, ok=outcome.ok)
+        tool.vitals.record(inv.elapsed_ms, ok=outcome.ok)
         return outcome.derive(meta={**outcome.meta, "version": spec.version})

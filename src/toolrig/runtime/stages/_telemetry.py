@@ -23,7 +23,7 @@ from typing import Any
 
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._metrics import BREAKER_STATES, UNKNOWN_TOOL, ToolMetrics, metrics_for, otel_available
 
@@ -58,7 +58,7 @@ def _circuit_state(outcome: ToolOutcome) -> str | None:
     return state if isinstance(state, str) and state in BREAKER_STATES else None
 
 
-class TelemetryStage:
+class TelemetryStage(Stage):
     """Traces and counts every call (see the module docstring).
 
     Args:
@@ -73,6 +73,7 @@ class TelemetryStage:
     """
 
     name = "telemetry"
+    decides = False
 
     def __init__(self, *, tracer_provider: Any = None, registry: Any = None, tracing: bool = True,
                  metrics: bool = True, capture_arguments: bool = False, capture_results: bool = False,

@@ -20,7 +20,7 @@ from toolrig.runtime._services import Services
 __all__ = ["TimeoutStage"]
 
 
-class TimeoutStage:
+class TimeoutStage(Stage):
     """Sets ``inv.timeout`` to the tool's timeout, else to ``default`` seconds (None: no limit).
 
     Raises:

@@ -7,7 +7,7 @@ from typing import Any
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, parse_arguments
-from toolrig.runtime._chain import CallNext
+from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 
 __all__ = ["ValidateStage", "invalid"]
@@ -29,7 +29,7 @@ def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[str]:
     return [k for k in arguments if k not in props]
 
 
-class ValidateStage:
+class ValidateStage(Stage):
     """Validates with the tool's own validator (pydantic lax mode, or schema coercion + JSON Schema).
 
     Arguments not yet parsed (no repair stage) are parsed strictly within the size/depth caps.

@@ -21,7 +21,7 @@ import anyio.lowlevel
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._translate import error_from_exception
-from toolrig.runtime.executors._remote import RemoteResult
+from toolrig.runtime.executors import RemoteResult
 
 __all__ = ["invoke_tool", "outcome_from_exception", "outcome_from_value", "really_cancelled"]
 
