@@ -284,7 +284,8 @@ class Registry(Toolset):
                        description: str = "", replace: bool = False) -> RegistryToolset:
         """Define a named toolset of tool names / globs and included toolsets; return its view.
 
-        See :mod:`toolrig.registry._named` for resolution rules (cycles resolve to the union).
+        See :mod:`toolrig.registry._named` for resolution rules (an include cycle raises
+        :class:`~toolrig.DefinitionError` when a toolset reaching it is resolved).
         """
         self.named_toolsets.define(ToolsetDefinition(name=name, tools=tuple(tools), includes=tuple(includes),
                                              description=description), replace=replace)
