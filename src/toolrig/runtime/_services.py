@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrig.runtime._clock import Clock, SystemClock
+from toolrig.runtime._deprecation import DeprecationNotices
 from toolrig.runtime.executors._base import Executors
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class Services:
         approval: handler asked when a call needs approval; None means "approval_required".
         executors: where tool bodies run, by ``spec.isolation`` (each runtime has its own).
         allow_selectors: calls may name a version (``tool@1.2``); off by default (see the resolve stage).
+        deprecations: which deprecated tool versions this runtime has already warned about.
         extras: anything a custom stage needs.
     """
 
@@ -44,6 +46,7 @@ class Services:
     approval: ApprovalHandler | None = None
     executors: Executors = field(default_factory=Executors)
     allow_selectors: bool = False
+    deprecations: DeprecationNotices = field(default_factory=DeprecationNotices)
     extras: dict[str, Any] = field(default_factory=dict)
 
     def lookup(self, name: str) -> BaseTool | None:
