@@ -23,7 +23,9 @@ from toolrig.runtime._chain import CallNext, ClosableStage, Stage, build_chain
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._metrics import UNKNOWN_TOOL
 from toolrig.runtime._portal import LoopThread
+from toolrig.runtime._repairs import RepairCounts
 from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime._terminal import invoke_tool, really_cancelled
@@ -135,6 +137,7 @@ class Runtime:
         self._chain: CallNext = self._build()
         self._router: CallRouter | None = self.toolset if isinstance(self.toolset, CallRouter) else None
         self._running: dict[str, list[_Running]] = {}
+        self._repairs = RepairCounts()
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
         self._closed = False
@@ -208,6 +211,8 @@ class Runtime:
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} was cancelled"))
+        if outcome.repairs:
+            self._repairs.add(_tool_label(outcome), outcome.repairs)
         if routed is not None:  # the name the model used, for provider messages that must echo it
             return outcome.derive(duration_ms=inv.elapsed_ms, meta={**outcome.meta, "routed_from": asked})
         return outcome.derive(duration_ms=inv.elapsed_ms)
@@ -293,10 +298,13 @@ class Runtime:
         return [t for t in tools if offers(t.spec.name, self.toolset)]
 
     def stats(self) -> dict[str, Any]:
-        """Live counters: calls running now and the executors' capacity (busy and stuck threads, workers)."""
+        """Live counters: calls running now, the executors' capacity (busy and stuck threads, workers), and
+        ``repairs``: how many argument repairs of each kind each tool's calls needed since the runtime was built,
+        ``{tool: {kind: count}}`` (kinds: :data:`toolrig.runtime.REPAIR_KINDS`; calls naming no known tool
+        count under ``"(unknown)"``)."""
         with self._lock:
             running = sum(len(v) for v in self._running.values())
-        return {"running": running, "executors": self.services.executors.stats()}
+        return {"running": running, "executors": self.services.executors.stats(), "repairs": self._repairs.snapshot()}
 
     def _get_loop_thread(self) -> LoopThread:
         if self._loop_thread is None:
@@ -368,6 +376,12 @@ _NAME_SHOWN = 80
 def _short_name(name: str) -> str:
     """A requested name as it may appear in a message: capped (names come from the model)."""
     return name if len(name) <= _NAME_SHOWN else f"{name[:_NAME_SHOWN]}… ({len(name):,} characters)"
+
+
+def _tool_label(outcome: ToolOutcome) -> str:
+    """The tool an outcome is counted under: its name, or ``"(unknown)"`` when no tool had it (a bounded set)."""
+    error = outcome.error
+    return UNKNOWN_TOOL if error is not None and error.kind is ErrorKind.NOT_FOUND else outcome.name
 
 
 def _internal(call: ToolCall, exc: BaseException) -> ToolOutcome:
