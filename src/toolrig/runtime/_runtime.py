@@ -35,7 +35,7 @@ from toolrig.toolsets._toolset import Toolset
 if TYPE_CHECKING:
     from toolrig.audit import AuditTarget
     from toolrig.runtime.stages._audit import AuditMode
-    from toolrig.state import StateBackend
+    from toolrig.state import StateBackend, StateFailure
 
 __all__ = ["PolicyLike", "Runtime", "as_toolset"]
 
@@ -112,20 +112,29 @@ class Runtime:
             and process executors, each with its own capacity; see :mod:`toolrig.runtime.executors`).
         allow_selectors: let calls name a version (``"tool@1.2"``); off by default, because a model must
             reach only the tools the runtime advertises (see ``docs/runtime.md``).
+        state_failure: while the state backend cannot be reached, calls that need it (rate limits, quotas,
+            loop guard, breaker) run unprotected (``"open"``, the default) or are refused with ``unavailable``
+            (``"closed"``).
+
+    Raises:
+        ValueError: ``state_failure`` is neither ``"open"`` nor ``"closed"`` (or ``state`` names no backend).
     """
 
     def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage] | None = None,
                  hooks: Iterable[Hook] = (), audit: AuditTarget = None, audit_mode: AuditMode = "batched",
                  state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
                  clock: Clock | None = None, policy: PolicyLike | Stage | None = None,
-                 executors: Executors | None = None, allow_selectors: bool = False) -> None:
+                 executors: Executors | None = None, allow_selectors: bool = False,
+                 state_failure: StateFailure = "open") -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import make_state
+        from toolrig.state._access import check_state_failure
 
         self.toolset = as_toolset(tools)
         self._own_executors = executors is None
         self.services = Services(toolset=self.toolset, hooks=tuple(hooks), clock=clock or SystemClock(),
-                                 state=make_state(state), approval=approval,
+                                 state=make_state(state), state_failure=check_state_failure(state_failure),
+                                 approval=approval,
                                  executors=executors if executors is not None else Executors(),
                                  allow_selectors=allow_selectors)
         self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared

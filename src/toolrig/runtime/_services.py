@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._deprecation import DeprecationNotices
 from toolrig.runtime.executors._base import Executors
+from toolrig.state._access import StateFailure, StateHealth
 
 if TYPE_CHECKING:
     from toolrig._calls import ToolCall
@@ -32,6 +33,9 @@ class Services:
         hooks: user hook objects (``before_call`` / ``after_call`` / ``on_error``).
         clock: time source; a FakeClock in tests.
         state: shared-state backend (memory or Redis) for limits, breakers and cache.
+        state_failure: while ``state`` cannot be reached, calls that need it run unprotected (``"open"``)
+            or are refused with ``unavailable`` (``"closed"``); see :mod:`toolrig.state._access`.
+        state_health: whether ``state`` answers, as the stages have seen (one warning per outage).
         approval: handler asked when a call needs approval; None means "approval_required".
         executors: where tool bodies run, by ``spec.isolation`` (each runtime has its own).
         allow_selectors: calls may name a version (``tool@1.2``); off by default (see the resolve stage).
@@ -43,6 +47,8 @@ class Services:
     hooks: tuple[Hook, ...] = ()
     clock: Clock = field(default_factory=SystemClock)
     state: Any = None
+    state_failure: StateFailure = "open"
+    state_health: StateHealth = field(default_factory=StateHealth)
     approval: ApprovalHandler | None = None
     executors: Executors = field(default_factory=Executors)
     allow_selectors: bool = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolrig.state._access import StateFailure
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -40,6 +41,7 @@ __all__ = [
     "RedisKeyValueStore",
     "RedisState",
     "StateBackend",
+    "StateFailure",
     "StateUnavailable",
     "WindowLimiter",
     "canonical_arguments",
