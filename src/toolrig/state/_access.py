@@ -125,8 +125,8 @@ class StateAccess:
         return self._fallback
 
     def health(self, services: Any) -> StateHealth:
-        """The outage record of the backend used with ``services``."""
-        if self.state is None and getattr(services, "state", None) is not None:
+        """The outage record of the backend used with ``services`` (the runtime's, for the runtime's backend)."""
+        if self.state is None:
             shared: StateHealth | None = getattr(services, "state_health", None)
             if shared is not None:
                 return shared
@@ -137,7 +137,7 @@ class StateAccess:
         return self.state or getattr(services, "state", None) or self._fallback
 
     def answered(self, services: Any) -> None:
-        """The backend answered (ends an outage, if one was noted)."""
+        """The backend answered (ends an outage, if one was noted); one attribute read when none was."""
         health = self.health(services)
         if health.down:
             health.answered(self._current(services), stage=self.stage)
