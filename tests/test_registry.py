@@ -6,10 +6,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolrig import (
     BaseTool,
     CombinedToolset,
+    DefinitionError,
     FunctionToolset,
     Registry,
     RegistryError,
@@ -311,15 +314,93 @@ def test_diamond_includes_yield_each_tool_once() -> None:
     assert registry.toolset("top").names() == ["calc", "fs_read", "git_log"]
 
 
-def test_cyclic_includes_resolve_to_the_union() -> None:
+def test_include_cycle_raises_a_definition_error_naming_the_cycle() -> None:
     registry = toolset_registry()
     registry.define_toolset("a", ["calc"], includes=["b"])
     registry.define_toolset("b", ["fs_read"], includes=["c"])
     registry.define_toolset("c", ["git_log"], includes=["a"])
+    with pytest.raises(DefinitionError, match=r"include cycle: a -> b -> c -> a"):
+        registry.resolve_toolset("a")
+    with pytest.raises(DefinitionError, match=r"include cycle: b -> c -> a -> b"):
+        registry.resolve_toolset("b", strict=False)
+    with pytest.raises(DefinitionError, match=r"include cycle: a -> b -> c -> a"):
+        registry.toolset("a").list()  # the live view does not hide it either
     registry.define_toolset("self", ["web_fetch"], includes=["self"])
-    expected = ["calc", "fs_read", "git_log"]
-    assert registry.resolve_toolset("a") == registry.resolve_toolset("b") == registry.resolve_toolset("c") == expected
-    assert registry.resolve_toolset("self") == ["web_fetch"]
+    with pytest.raises(DefinitionError, match=r"include cycle: self -> self"):
+        registry.resolve_toolset("self")
+    registry.define_toolset("entry", ["web_fetch"], includes=["b"])  # reaches the cycle from outside it
+    with pytest.raises(DefinitionError, match=r"include cycle: b -> c -> a -> b"):
+        registry.resolve_toolset("entry")
+
+
+def test_include_cycle_of_empty_toolsets_is_not_silently_empty() -> None:
+    """The reported symptom: two toolsets including each other, with no tools of their own, resolved to []."""
+    registry = toolset_registry()
+    registry.define_toolset("ping", includes=["pong"])
+    registry.define_toolset("pong", includes=["ping"])
+    with pytest.raises(DefinitionError, match=r"ping -> pong -> ping"):
+        registry.resolve_toolset("ping")
+    registry.define_toolset("pong", ["calc"], replace=True)  # fixing the definition fixes the resolution
+    assert registry.resolve_toolset("ping") == ["calc"]
+
+
+def test_deep_diamond_lattice_is_not_a_cycle() -> None:
+    registry = toolset_registry()
+    registry.define_toolset("l0", ["calc"])
+    for level in range(1, 40):  # each level includes the one below twice over: many paths, no cycle
+        registry.define_toolset(f"x{level}", includes=[f"l{level - 1}"])
+        registry.define_toolset(f"y{level}", includes=[f"l{level - 1}", f"x{level}"])
+        registry.define_toolset(f"l{level}", includes=[f"x{level}", f"y{level}"])
+    assert registry.resolve_toolset("l39") == ["calc"]
+
+
+@st.composite
+def include_graphs(draw: st.DrawFn) -> dict[str, list[str]]:
+    n = draw(st.integers(min_value=1, max_value=7))
+    names = [f"t{i}" for i in range(n)]
+    return {name: draw(st.lists(st.sampled_from(names), max_size=4, unique=True)) for name in names}
+
+
+def _has_cycle_from(start: str, graph: dict[str, list[str]]) -> bool:
+    """Independent oracle: some toolset reachable from ``start`` reaches itself again."""
+    def reach(node: str) -> set[str]:
+        seen: set[str] = set()
+        stack = list(graph[node])
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                stack.extend(graph[current])
+        return seen
+
+    return any(node in reach(node) for node in reach(start) | {start})
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=300)
+@given(graph=include_graphs(), data=st.data())
+def test_generated_include_graphs_raise_exactly_when_a_cycle_is_reachable(
+        graph: dict[str, list[str]], data: st.DataObject) -> None:
+    registry = toolset_registry()
+    tools = ["fs_read", "fs_write", "git_log", "git_push", "web_fetch", "calc"]
+    for i, (name, includes) in enumerate(graph.items()):
+        registry.define_toolset(name, [tools[i % len(tools)]], includes=includes)
+    start = data.draw(st.sampled_from(sorted(graph)))
+    if _has_cycle_from(start, graph):
+        with pytest.raises(DefinitionError, match="include cycle") as raised:
+            registry.resolve_toolset(start)
+        named = str(raised.value).split("include cycle: ", 1)[1].split(" (", 1)[0].split(" -> ")
+        assert named[0] == named[-1] and len(set(named[:-1])) == len(named) - 1  # a simple cycle ...
+        assert all(b in graph[a] for a, b in itertools.pairwise(named))  # ... made of real includes
+    else:
+        members: set[str] = set()
+        stack, seen = [start], set()
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                members.add(tools[list(graph).index(current) % len(tools)])
+                stack.extend(graph[current])
+        assert registry.resolve_toolset(start) == sorted(members)
 
 
 def test_unknown_names_in_toolsets() -> None:

@@ -4,17 +4,25 @@ Models often send ``"5"`` for an integer or ``"true"`` for a boolean. This walks
 arguments beside the schema and converts such values when the conversion is lossless; the
 validator that runs afterwards has the last word. A value that already validates is
 returned unchanged, and no input (however odd the schema or the value) makes it raise.
+
+The other direction is narrower: :func:`coerce_enum_strings` turns a number or boolean into a
+string only where the parameter is an enum (or ``const``) holding exactly that value's spelling:
+``2`` → ``"2"``, ``2.0`` → ``"2.0"`` or ``"2"``, ``true`` → ``"true"`` or ``"True"`` (JSON's and
+Python's spellings). When the enum holds none of them, or more than one, nothing changes; a plain
+string parameter without an enum never takes a number. The validation stage applies it (to Python and
+schema tools alike) only when validation failed, and lists each change as a repair.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["coerce_to_schema"]
+__all__ = ["coerce_enum_strings", "coerce_to_schema"]
 
 _TRUE = {"true", "yes", "y", "on", "1"}
 _FALSE = {"false", "no", "n", "off", "0"}
@@ -202,3 +210,117 @@ def coerce_to_schema(value: Any, schema: Any, *, is_valid: Callable[[Any], bool]
         return _coerce(value, schema, schema, 0)
     except RecursionError:  # absurdly deep input: leave it to the validator to reject
         return value
+
+
+def _spellings(value: bool | int | float) -> tuple[str, ...]:
+    """The strings an enum may hold for ``value``: JSON's and Python's spellings of it."""
+    if isinstance(value, bool):
+        return ("true", "True") if value else ("false", "False")
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_INT_DIGITS * 3:  # str() would refuse it anyway
+            return ()
+        return (str(value),)
+    if not math.isfinite(value):
+        return ()
+    return (repr(value), str(int(value))) if value.is_integer() else (repr(value),)
+
+
+def _same(value: Any, member: Any) -> bool:
+    """JSON equality: booleans equal only booleans, numbers only numbers."""
+    if isinstance(value, bool) or isinstance(member, bool):
+        return type(value) is type(member) and value == member
+    return bool(value == member) and type(member) in (int, float) and type(value) in (int, float)
+
+
+def _accepts(schema: Mapping[str, Any], value: Any) -> bool:
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        return any(_same(value, member) for member in enum)
+    if "const" in schema:
+        return _same(value, schema["const"])
+    types = _types(schema)
+    return not types or any(_matches(value, t) for t in types)
+
+
+def _string_members(schema: Mapping[str, Any]) -> list[str]:
+    enum = schema.get("enum")
+    members = enum if isinstance(enum, list) else [schema["const"]] if "const" in schema else []
+    return [m for m in members if isinstance(m, str)]
+
+
+class _EnumStrings:
+    """One walk of :func:`coerce_enum_strings`: the schema's root, and the repairs made so far."""
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.repairs: list[str] = []
+
+    def walk(self, value: Any, schema: Any, depth: int, path: str) -> Any:
+        if depth > _MAX_DEPTH:
+            return value
+        candidates = _candidates(schema, self.root)
+        if isinstance(value, bool | int | float):
+            return self.scalar(value, candidates, path) if path else value
+        target = "object" if isinstance(value, dict) else "array" if isinstance(value, list) else None
+        sub = next((c for c in candidates if target in _types(c) or not _types(c)), None) if target else None
+        if sub is None:
+            return value
+        if isinstance(value, dict):
+            return self.members(value, sub, depth, path)
+        return self.items(value, sub, depth, path)
+
+    def scalar(self, value: bool | int | float, candidates: list[Mapping[str, Any]], path: str) -> Any:
+        if any(_accepts(c, value) for c in candidates):
+            return value
+        spelled = _spellings(value)
+        hits = {m for c in candidates for m in _string_members(c) if m in spelled}
+        if len(hits) != 1:
+            return value
+        text = hits.pop()
+        self.repairs.append(f"argument {path!r}: {json.dumps(value)} -> {text!r} (the string its enum holds)")
+        return text
+
+    def members(self, value: dict[Any, Any], schema: Mapping[str, Any], depth: int, path: str) -> dict[Any, Any]:
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        extra = schema.get("additionalProperties")
+        out = {}
+        for k, v in value.items():
+            child = props.get(k, extra)
+            name = f"{path}.{k}" if path else str(k)
+            out[k] = self.walk(v, child, depth + 1, name) if isinstance(child, Mapping) else v
+        return out
+
+    def items(self, value: list[Any], schema: Mapping[str, Any], depth: int, path: str) -> list[Any]:
+        prefix = schema.get("prefixItems")
+        items = schema.get("items")
+        if isinstance(items, list):  # draft 4-7 tuple form
+            prefix, items = items, schema.get("additionalItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        out = []
+        for i, v in enumerate(value):
+            child = prefix[i] if i < len(prefix) else items
+            out.append(self.walk(v, child, depth + 1, f"{path}[{i}]") if isinstance(child, Mapping) else v)
+        return out
+
+
+def coerce_enum_strings(value: Any, schema: Any) -> tuple[Any, list[str]]:
+    """Turn numbers and booleans into the string their enum holds (see the module docstring).
+
+    Args:
+        value: the arguments object.
+        schema: its JSON Schema (``$ref``, ``anyOf``/``oneOf``/``allOf``, nested objects and arrays
+            are followed).
+
+    Returns:
+        The arguments with those values replaced (a new container when any was), and one repair line
+        per replaced value. Never raises.
+    """
+    if not isinstance(schema, Mapping) or not isinstance(value, dict):
+        return value, []
+    walk = _EnumStrings(schema)
+    try:
+        out = walk.walk(value, schema, 0, "")
+    except RecursionError:
+        return value, []
+    return (out, walk.repairs) if walk.repairs else (value, [])

@@ -13,7 +13,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from prometheus_client import CollectorRegistry
 
 from toolrig import ToolCall, ToolOutcome, tool
-from toolrig.runtime import Runtime
+from toolrig.runtime import Runtime, default_stages
 from toolrig.runtime._chain import CallNext
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._metrics import UNKNOWN_TOOL, metrics_for, set_breaker_state
@@ -68,7 +68,7 @@ async def test_span_follows_the_genai_execute_tool_conventions(traced: Any) -> N
     assert attrs["gen_ai.tool.call.id"] == "call_1"
     assert attrs["gen_ai.tool.type"] == "datastore"
     assert attrs["gen_ai.tool.description"] == "Look a key up in the store."
-    assert attrs["toolrig._outcome.kind"] == "ok" and attrs["toolrig.tool.version"] == "1.0.0"
+    assert attrs["toolrig.outcome.kind"] == "ok" and attrs["toolrig.tool.version"] == "1.0.0"
     assert "error.type" not in attrs and span.status.status_code is not StatusCode.ERROR
     assert "gen_ai.tool.call.arguments" not in attrs and "gen_ai.tool.call.result" not in attrs
 
@@ -230,3 +230,42 @@ async def test_breaker_gauge_follows_the_breaker_stage() -> None:
     assert (await rt.call(ToolCall(name="flaky"))).ok
     assert gauge() == 0  # the trial call closed it
     await rt.aclose()
+
+
+@pytest.mark.anyio
+async def test_outcome_kind_attribute_has_its_documented_name(traced: Any) -> None:
+    """Regression: the attribute was ``toolrig._outcome.kind`` (a module rename leaking into a wire name)."""
+    provider, exporter, registry = traced
+    rt = runtime(TelemetryStage(tracer_provider=provider, registry=registry))
+    await rt.call(ToolCall(name="add", arguments={"a": 1, "b": 2}))
+    ok = dict(only_span(exporter).attributes or {})
+    await rt.call(ToolCall(name="add", arguments={"a": "x", "b": 2}))
+    failed = dict(only_span(exporter).attributes or {})
+    assert ok["toolrig.outcome.kind"] == "ok" and "error.type" not in ok
+    assert failed["toolrig.outcome.kind"] == failed["error.type"] == "invalid_arguments"  # GenAI: error.type
+    assert not any(key.startswith("toolrig._") for key in (*ok, *failed))
+
+
+@pytest.mark.anyio
+async def test_every_span_attribute_is_named_in_the_docs(traced: Any, tmp_path: Any) -> None:
+    """Code and docs agree: each attribute a span can carry is listed in docs/runtime.md."""
+    from pathlib import Path
+
+    provider, exporter, registry = traced
+
+    @tool(permission="readonly", cacheable=True)
+    def cached(key: str) -> str:
+        """A cacheable lookup."""
+        return key
+
+    stages = [TelemetryStage(tracer_provider=provider, registry=registry, capture_arguments=True,
+                             capture_results=True), *default_stages(audit=False)[1:]]
+    async with Runtime([lookup, add, cached], stages=stages) as rt:
+        for call in (ToolCall(name="ADD", arguments={"A": 1, "b": 2}),
+                     ToolCall(name="lookup", arguments={"key": "missing"}),
+                     ToolCall(name="cached", arguments={"key": "k"}), ToolCall(name="nope")):
+            await rt.call(call)
+    seen = {key for span in exporter.get_finished_spans() for key in (span.attributes or {})}
+    docs = (Path(__file__).parents[2] / "docs" / "runtime.md").read_text(encoding="utf-8")
+    assert {"toolrig.outcome.kind", "toolrig.repairs", "toolrig.cache", "error.type"} <= seen
+    assert sorted(key for key in seen if f"`{key}`" not in docs) == []

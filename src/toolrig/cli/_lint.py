@@ -1,7 +1,9 @@
 """Definition lint for ``toolrig check``: problems a model or an operator would trip over.
 
 Core definition checks (legal names, JSON-safe schemas, LLM-friendly types) already fail at
-definition time; these are the softer findings a definition can still have.
+definition time; these are the softer findings a definition can still have, the schema's quality
+among them (:mod:`toolrig.cli._schemalint`: snake_case names, nesting depth, nested descriptions,
+enums written as free text).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from enum import StrEnum
 
 from toolrig._define import BaseTool
 from toolrig._spec import Permission
+from toolrig.cli._schemalint import schema_issues
 
 __all__ = ["MIN_DESCRIPTION_WORDS", "Finding", "Severity", "lint_tool", "lint_tools"]
 
@@ -47,7 +50,10 @@ def lint_tool(tool: BaseTool) -> list[Finding]:
 
 def _lint(tool: BaseTool) -> Iterator[Finding]:
     spec = tool.spec
-    if len(spec.description.split()) < MIN_DESCRIPTION_WORDS:
+    if not spec.description.strip():
+        yield Finding(code="missing-description", severity=Severity.WARNING,
+                      message="the tool has no description; say what it does, when to use it and what it returns")
+    elif len(spec.description.split()) < MIN_DESCRIPTION_WORDS:
         yield Finding(code="short-description", severity=Severity.WARNING,
                       message=f"description {spec.description!r} is too short to tell a model when to use "
                               "the tool; say what it does and returns")
@@ -56,6 +62,8 @@ def _lint(tool: BaseTool) -> Iterator[Finding]:
         if isinstance(schema, dict) and not schema.get("description") and "$ref" not in schema:
             yield Finding(code="undocumented-parameter", severity=Severity.WARNING,
                           message=f"parameter {pname!r} has no description; add it to the docstring's Args")
+    for issue in schema_issues(spec.input_schema):
+        yield Finding(code=issue.code, severity=Severity.WARNING, message=issue.message)
     if spec.permission in (Permission.DESTRUCTIVE, Permission.SYSTEM) and not spec.requires_approval:
         yield Finding(code="no-approval", severity=Severity.WARNING,
                       message=f"permission is {spec.permission.value} but requires_approval is False; "

@@ -91,7 +91,8 @@ class Gateway:
         self.toolset.on_open(self._check_allowed)
         self.toolset.on_change(self._check_allowed)
         self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
-                               state=self._state(), policy=self.policy.as_stage(),
+                               state=self._state(), state_failure=runtime.get("state_failure", "open"),
+                               policy=self.policy.as_stage(),
                                approval=approval if approval is not None else self._approval())
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)

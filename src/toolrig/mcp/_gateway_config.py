@@ -42,6 +42,7 @@
     [runtime]
     state = "memory"               # or redis:// (limits, breakers, cache shared by replicas)
     state_prefix = "toolrig"       # the Redis key namespace (one per deployment)
+    state_failure = "open"         # Redis unreachable: "open" runs calls unprotected, "closed" refuses them
     audit = "audit.db"             # a SQLite path, postgresql://..., or false
     timeout = 120                  # seconds per call for tools without their own
 
@@ -75,7 +76,8 @@ _SECTIONS: dict[str, frozenset[str]] = {
     "tools": frozenset({"modules"}),
     "builtins": frozenset(),  # checked by toolrig.builtins.tools_from_config, which names what it accepts
     "approvals": frozenset({"backend", "queue", "timeout"}),
-    "runtime": frozenset({"state", "state_prefix", "audit", "audit_mode", "timeout", "per_user_limit"}),
+    "runtime": frozenset({"state", "state_prefix", "state_failure", "audit", "audit_mode", "timeout",
+                          "per_user_limit"}),
     "scan": frozenset({"quarantine", "allow"}),
     "pins": frozenset({"mode"}),
     "policy": frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted",
@@ -117,6 +119,8 @@ def _check_section(name: str, value: Any) -> dict[str, Any]:
     unknown = set(value) - _SECTIONS[name]
     if unknown and name != "builtins":
         raise MCPConfigError(f"[{name}]: unknown key(s) {sorted(unknown)}; known: {sorted(_SECTIONS[name])}")
+    if name == "runtime" and value.get("state_failure", "open") not in ("open", "closed"):
+        raise MCPConfigError(f"[runtime] state_failure must be \"open\" or \"closed\", not {value['state_failure']!r}")
     if name == "serve" and "auth" in value:
         auth = value["auth"]
         if not isinstance(auth, Mapping) or set(auth) - _AUTH:

@@ -4,8 +4,10 @@ Resolution is lazy (a definition may name tools and toolsets registered later) a
 
 - ``"all"`` or ``"*"`` (as a toolset name, or as an entry of ``tools``) mean every registered tool;
   any entry with ``*``, ``?`` or ``[`` is a glob over registered names.
-- Includes are followed recursively. A cycle (``a`` includes ``b`` includes ``a``) is allowed and
-  resolves to the union of everything on it; a diamond yields each name once.
+- Includes are followed recursively. A cycle (``a`` includes ``b`` includes ``a``, or ``a`` includes
+  itself) is a mistake in the definitions: resolving any toolset that reaches it raises
+  :class:`~toolrig.DefinitionError` naming the cycle (``a -> b -> a``). A diamond (two includes reaching
+  the same toolset) is not a cycle: it yields each name once.
 - A plain entry naming a tool that is not registered raises :class:`~toolrig.ToolNotFoundError`
   (listing the closest names) when ``strict`` (the default); an unknown include always raises.
 """
@@ -19,7 +21,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from toolrig._spec import check_name
-from toolrig.errors import RegistryError, ToolNotFoundError
+from toolrig.errors import DefinitionError, RegistryError, ToolNotFoundError
 
 __all__ = ["ALL", "NamedToolsets", "ToolsetDefinition"]
 
@@ -83,7 +85,13 @@ class NamedToolsets:
         return name in ALL or self.get(name) is not None
 
     def resolve(self, name: str, registered: Collection[str], *, strict: bool = True) -> list[str]:
-        """The sorted tool names of toolset ``name``, given the ``registered`` tool names."""
+        """The sorted tool names of toolset ``name``, given the ``registered`` tool names.
+
+        Raises:
+            RegistryError: ``name``, or a toolset it includes, is not defined.
+            DefinitionError: the includes reached from ``name`` form a cycle (the message names it).
+            ToolNotFoundError: with ``strict``, an entry names a tool that is not registered.
+        """
         if name in ALL:
             return sorted(registered)
         with self._lock:
@@ -92,23 +100,47 @@ class NamedToolsets:
             raise RegistryError(_unknown(name, defs, ""))
         known = set(registered)
         out: set[str] = set()
-        seen: set[str] = set()
-        stack = [name]
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue  # cycles and diamonds: each toolset is expanded once
-            seen.add(current)
+        for current in _reached(name, defs):
             definition = defs[current]
             out.update(_expand(definition, known, strict=strict))
-            for inc in definition.includes:
-                if inc in ALL:
-                    out.update(known)
-                elif inc not in defs:
-                    raise RegistryError(_unknown(inc, defs, f" (included by {current!r})"))
-                else:
-                    stack.append(inc)
+            if any(inc in ALL for inc in definition.includes):
+                out.update(known)
         return sorted(out)
+
+
+def _reached(name: str, defs: dict[str, ToolsetDefinition]) -> list[str]:
+    """Every toolset ``name`` reaches through includes, itself first (depth-first, iterative).
+
+    Raises:
+        RegistryError: an include names no toolset.
+        DefinitionError: an include leads back to a toolset on the current path (a cycle).
+    """
+    order = [name]
+    done: set[str] = set()
+    path = [name]
+    on_path = {name}
+    pending = [iter(defs[name].includes)]
+    while pending:
+        inc = next(pending[-1], None)
+        if inc is None:
+            pending.pop()
+            finished = path.pop()
+            on_path.discard(finished)
+            done.add(finished)
+            continue
+        if inc in ALL or inc in done:
+            continue
+        if inc in on_path:
+            cycle = [*path[path.index(inc):], inc]
+            raise DefinitionError(f"toolset include cycle: {' -> '.join(cycle)} (a toolset must not include "
+                                  "itself, directly or through others)")
+        if inc not in defs:
+            raise RegistryError(_unknown(inc, defs, f" (included by {path[-1]!r})"))
+        order.append(inc)
+        path.append(inc)
+        on_path.add(inc)
+        pending.append(iter(defs[inc].includes))
+    return order
 
 
 def _expand(definition: ToolsetDefinition, known: set[str], *, strict: bool) -> Iterable[str]:

@@ -9,8 +9,8 @@ tools a model may use now. Rules, in one place:
 - **Lookup.** ``get("name")`` gives the preferred *active and available* version; ``get("name@1")``,
   ``"name@1.2"``, ``"name@1.2.3"``, ``"name@>=1.2,<2"`` select among versions
   (:mod:`toolrig._versions`). Preference: not deprecated, then not a pre-release, then highest.
-  Deprecation (``spec.deprecated``) emits no warning: it shows in :meth:`Registry.stats` and only
-  makes a version lose to non-deprecated ones; ask for it exactly and you get it.
+  Deprecation (``spec.deprecated``) shows in :meth:`Registry.stats` and makes a version lose to others;
+  ask for it exactly and you get it (a Runtime warns on its first call of it: ``meta["deprecated"]``).
 - **Status.** Disabled (or errored) tools and tools whose ``check_fn`` fails are hidden from
   ``list()`` / ``get()``; ``list(status="disabled")`` shows them. A plain name in
   :meth:`Registry.disable` / :meth:`Registry.enable` / :meth:`Registry.unregister` means every
@@ -284,7 +284,7 @@ class Registry(Toolset):
                        description: str = "", replace: bool = False) -> RegistryToolset:
         """Define a named toolset of tool names / globs and included toolsets; return its view.
 
-        See :mod:`toolrig.registry._named` for resolution rules (cycles resolve to the union).
+        See :mod:`toolrig.registry._named` for resolution rules (an include cycle is a DefinitionError).
         """
         self.named_toolsets.define(ToolsetDefinition(name=name, tools=tuple(tools), includes=tuple(includes),
                                              description=description), replace=replace)

@@ -17,6 +17,7 @@ from toolrig.runtime._defaults import (
 )
 from toolrig.runtime._hook import AfterCallHook, BeforeCallHook, Hook, OnErrorHook
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._repairs import REPAIR_KINDS, repair_kind
 from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._runtime import Runtime
 from toolrig.runtime._services import ApprovalHandler, Services
@@ -50,6 +51,7 @@ from toolrig.runtime.stages import (
 )
 
 __all__ = [
+    "REPAIR_KINDS",
     "AfterCallHook",
     "ApprovalHandler",
     "ApprovalStage",
@@ -105,5 +107,6 @@ __all__ = [
     "insert_before",
     "minimal_stages",
     "remove_stage",
+    "repair_kind",
     "replace_stage",
 ]

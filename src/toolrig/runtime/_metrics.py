@@ -10,7 +10,9 @@ Metrics (per Prometheus registry, created once):
 * ``toolrig_tool_errors_total{tool, kind}``: failed calls by error kind;
 * ``toolrig_tool_call_duration_seconds{tool}``: latency histogram;
 * ``toolrig_circuit_breaker_state{tool}``: 0 closed, 1 half-open, 2 open (set by the breaker
-  through :func:`set_breaker_state`).
+  through :func:`set_breaker_state`);
+* ``toolrig_argument_repairs_total{tool, kind}``: repairs the pipeline made to calls' arguments (and
+  names), by kind (:data:`toolrig.runtime._repairs.REPAIR_KINDS`).
 
 A call naming no known tool is counted under ``tool="(unknown)"``, so a model cannot grow the
 label set without bound.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import weakref
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -80,6 +83,8 @@ class ToolMetrics:
                                   ("tool",), buckets=DURATION_BUCKETS, registry=reg)
         self.breaker = Gauge("toolrig_circuit_breaker_state", "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
                              ("tool",), registry=reg)
+        self.repairs = Counter("toolrig_argument_repairs", "Argument repairs by tool and kind of repair.",
+                               ("tool", "kind"), registry=reg)
         self._children: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
 
     def observe(self, tool: str, kind: str, seconds: float) -> None:
@@ -95,6 +100,13 @@ class ToolMetrics:
         if errors is not None:
             errors.inc()
         duration.observe(seconds)
+
+    def count_repairs(self, tool: str, repairs: Iterable[str]) -> None:
+        """Count the repairs of one call of ``tool``, by kind."""
+        from toolrig.runtime._repairs import repair_kind
+
+        for line in repairs:
+            self.repairs.labels(tool, repair_kind(line)).inc()
 
     def set_breaker_state(self, tool: str, state: str | int) -> None:
         """Set the breaker gauge of ``tool`` (``"closed"``, ``"half_open"``, ``"open"`` or 0/1/2)."""

@@ -24,7 +24,9 @@ from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._invoke import invoke_tool, really_cancelled
+from toolrig.runtime._metrics import UNKNOWN_TOOL
 from toolrig.runtime._portal import LoopThread
+from toolrig.runtime._repairs import RepairCounts
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime.executors import Executors
 from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
@@ -32,7 +34,7 @@ from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
 if TYPE_CHECKING:
     from toolrig.audit import AuditTarget
     from toolrig.runtime.stages import AuditMode
-    from toolrig.state import StateBackend
+    from toolrig.state import StateBackend, StateFailure
 
 __all__ = ["PolicyLike", "Runtime", "as_toolset"]
 
@@ -110,20 +112,28 @@ class Runtime:
             and process executors, each with its own capacity; see :mod:`toolrig.runtime.executors`).
         allow_selectors: let calls name a version (``"tool@1.2"``); off by default, because a model must
             reach only the tools the runtime advertises (see ``docs/runtime.md``).
+        state_failure: while the state backend cannot be reached, calls that need it (rate limits, quotas,
+            loop guard, breaker) run unprotected (``"open"``, the default) or are refused with ``unavailable``
+            (``"closed"``).
+
+    Raises:
+        ValueError: ``state_failure`` is neither ``"open"`` nor ``"closed"`` (or ``state`` names no backend).
     """
 
     def __init__(self, tools: Toolset | Iterable[Any], *, stages: Sequence[Stage | StageLike] | None = None,
                  hooks: Iterable[Hook] = (), audit: AuditTarget = None, audit_mode: AuditMode = "batched",
                  state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
                  clock: Clock | None = None, policy: PolicyLike | Stage | StageLike | None = None,
-                 executors: Executors | None = None, allow_selectors: bool = False) -> None:
+                 executors: Executors | None = None, allow_selectors: bool = False,
+                 state_failure: StateFailure = "open") -> None:
         from toolrig.runtime._defaults import default_stages
-        from toolrig.state import make_state
+        from toolrig.state import check_state_failure, make_state
 
         self.toolset = as_toolset(tools)
         self._own_executors = executors is None
         self.services = Services(toolset=self.toolset, hooks=tuple(hooks), clock=clock or SystemClock(),
-                                 state=make_state(state), approval=approval,
+                                 state=make_state(state), state_failure=check_state_failure(state_failure),
+                                 approval=approval,
                                  executors=executors if executors is not None else Executors(),
                                  allow_selectors=allow_selectors)
         self._owns_state = state is None or isinstance(state, str)  # a backend passed in may be shared
@@ -134,6 +144,7 @@ class Runtime:
         self._offered = _offered(self.toolset, self.stages)
         self._chain: CallNext = self._build()
         self._running: dict[str, list[_Running]] = {}
+        self._repairs = RepairCounts()
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
         self._closed = False
@@ -207,6 +218,8 @@ class Runtime:
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} was cancelled"))
+        if outcome.repairs:
+            self._repairs.add(_tool_label(outcome), outcome.repairs)
         if routed is not None:  # the name the model used, for provider messages that must echo it
             return outcome.derive(duration_ms=inv.elapsed_ms, meta={**outcome.meta, "routed_from": asked})
         return outcome.derive(duration_ms=inv.elapsed_ms)
@@ -292,10 +305,13 @@ class Runtime:
         return self._offered.list()
 
     def stats(self) -> dict[str, Any]:
-        """Live counters: calls running now and the executors' capacity (busy and stuck threads, workers)."""
+        """Live counters: calls running now, the executors' capacity (busy and stuck threads, workers), and
+        ``repairs``: how many argument repairs of each kind each tool's calls needed since the runtime was built,
+        ``{tool: {kind: count}}`` (kinds: :data:`toolrig.runtime.REPAIR_KINDS`; calls naming no known tool
+        count under ``"(unknown)"``)."""
         with self._lock:
             running = sum(len(v) for v in self._running.values())
-        return {"running": running, "executors": self.services.executors.stats()}
+        return {"running": running, "executors": self.services.executors.stats(), "repairs": self._repairs.snapshot()}
 
     def _get_loop_thread(self) -> LoopThread:
         if self._loop_thread is None:
@@ -366,6 +382,12 @@ _NAME_SHOWN = 80
 def _short_name(name: str) -> str:
     """A requested name as it may appear in a message: capped (names come from the model)."""
     return name if len(name) <= _NAME_SHOWN else f"{name[:_NAME_SHOWN]}… ({len(name):,} characters)"
+
+
+def _tool_label(outcome: ToolOutcome) -> str:
+    """The tool an outcome is counted under: its name, or ``"(unknown)"`` when no tool had it (a bounded set)."""
+    error = outcome.error
+    return UNKNOWN_TOOL if error is not None and error.kind is ErrorKind.NOT_FOUND else outcome.name
 
 
 def _internal(call: ToolCall, exc: BaseException) -> ToolOutcome:

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrig.runtime._clock import Clock, SystemClock
+from toolrig.runtime._deprecation import DeprecationNotices
 from toolrig.runtime.executors import Executors
+from toolrig.state import StateFailure, StateHealth
 
 if TYPE_CHECKING:
     from toolrig._calls import ToolCall
@@ -33,9 +35,13 @@ class Services:
         clock: time source; a FakeClock in tests.
         state: shared-state backend (memory or Redis) for limits, breakers and cache (a Runtime always sets
             one; None only for services made by hand, whose stages then use a private in-memory backend).
+        state_failure: while ``state`` cannot be reached, calls that need it run unprotected (``"open"``)
+            or are refused with ``unavailable`` (``"closed"``); see :mod:`toolrig.state._access`.
+        state_health: whether ``state`` answers, as the stages have seen (one warning per outage).
         approval: handler asked when a call needs approval; None means "approval_required".
         executors: where tool bodies run, by ``spec.isolation`` (each runtime has its own).
         allow_selectors: calls may name a version (``tool@1.2``); off by default (see the resolve stage).
+        deprecations: which deprecated tool versions this runtime has already warned about.
         extras: anything a custom stage needs.
     """
 
@@ -43,9 +49,12 @@ class Services:
     hooks: tuple[Hook, ...] = ()
     clock: Clock = field(default_factory=SystemClock)
     state: StateBackend | None = None
+    state_failure: StateFailure = "open"
+    state_health: StateHealth = field(default_factory=StateHealth)
     approval: ApprovalHandler | None = None
     executors: Executors = field(default_factory=Executors)
     allow_selectors: bool = False
+    deprecations: DeprecationNotices = field(default_factory=DeprecationNotices)
     extras: dict[str, Any] = field(default_factory=dict)
 
     def lookup(self, name: str) -> BaseTool | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolrig.state._access import StateAccess
+from toolrig.state._access import StateAccess, StateFailure, StateHealth, backend_label, check_state_failure
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -42,9 +42,13 @@ __all__ = [
     "RedisState",
     "StateAccess",
     "StateBackend",
+    "StateFailure",
+    "StateHealth",
     "StateUnavailable",
     "WindowLimiter",
+    "backend_label",
     "canonical_arguments",
+    "check_state_failure",
     "describe_limit",
     "digest",
     "make_state",

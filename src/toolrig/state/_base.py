@@ -6,8 +6,9 @@ with toolrig: :class:`~toolrig.state._memory.MemoryState` (one process) and
 :class:`~toolrig.state._redis.RedisState` (many processes, one Redis).
 
 Times passed in (``now``) come from the runtime's clock, so tests drive them with a FakeClock.
-A backend that cannot reach its store raises :class:`StateUnavailable`; stages then fail open
-(the call runs unprotected) and log a warning, never crash the call.
+A backend that cannot reach its store raises :class:`StateUnavailable`; stages then never crash the
+call: by the runtime's ``state_failure`` they let it run unprotected (``"open"``) or refuse it with
+``unavailable`` (``"closed"``), and log one warning per outage (:mod:`toolrig.state._access`).
 """
 
 from __future__ import annotations

@@ -129,8 +129,11 @@ class BreakerStage(Stage):
         try:
             permit = await backend.breaker_acquire(spec.name, config, clock.time())
         except StateUnavailable as exc:
-            self._access.unavailable(exc, spec.name)
+            error = self._access.refusal(exc, inv.services, tool=spec.name)
+            if error is not None:  # state_failure="closed"
+                return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
             return await call_next(inv)
+        self._access.answered(inv.services)
         if not permit.allowed:
             return refusal(inv, permit, config)
         try:
@@ -144,17 +147,18 @@ class BreakerStage(Stage):
         result = classify_outcome(outcome)
         if result is BreakerResult.SUCCESS and permit.state is CircuitState.CLOSED and permit.failures == 0:
             return outcome  # nothing to reset: skip the write (a Redis round trip)
-        after = await self._record(backend, spec.name, config, result, permit=permit, now=clock.time())
+        after = await self._record(backend, spec.name, config, result, permit=permit, now=clock.time(),
+                                   services=inv.services)
         if after is CircuitState.CLOSED and permit.state is CircuitState.CLOSED:
             return outcome
         return outcome.derive(meta={**outcome.meta, "circuit": (after or permit.state).value})
 
     async def _record(self, backend: StateBackend, key: str, config: BreakerConfig, result: BreakerResult, *,
-                      permit: BreakerPermit, now: float) -> CircuitState | None:
+                      permit: BreakerPermit, now: float, services: Any = None) -> CircuitState | None:
         try:
             return await backend.breaker_record(key, config, now, result, permit.probe)
         except StateUnavailable as exc:
-            self._access.unavailable(exc, key)
+            self._access.unavailable(exc, key, services)
             return None
 
     def config_for(self, spec: ToolSpec) -> BreakerConfig | None:

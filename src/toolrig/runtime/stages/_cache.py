@@ -115,7 +115,7 @@ class CacheStage(Stage):
             return await call_next(inv)
         store = self._store(inv)
         clock = inv.services.clock
-        entry = await self._get(store, key, spec.name)
+        entry = await self._get(store, key, spec.name, inv.services)
         if entry is not None and clock.time() < entry["expires_at"]:
             self._stats["hits"] += 1
             return self._answer(inv, entry, {"cache": "hit", "cache_age": clock.time() - entry["stored_at"]})
@@ -123,7 +123,7 @@ class CacheStage(Stage):
         outcome = await call_next(inv)
         if outcome.ok and outcome.result is not None:
             await self._put(store, key, outcome.result, now=clock.time(), ttl=spec.cache_ttl or self.ttl,
-                            tool=spec.name)
+                            tool=spec.name, services=inv.services)
             return outcome.derive(meta={**outcome.meta, "cache": "miss"})
         if self.stale_on_error and entry is not None and _serves_stale(outcome):
             self._stats["stale"] += 1
@@ -153,24 +153,25 @@ class CacheStage(Stage):
             self._seen[id(backend)] = backend
         return backend.kv(self.namespace, max_entries=self.max_entries)
 
-    async def _get(self, store: KeyValueStore, key: str, tool: str) -> Any:
+    async def _get(self, store: KeyValueStore, key: str, tool: str, services: Any) -> Any:
         try:
             entry = await store.get(key)
         except StateUnavailable as exc:
             self._stats["errors"] += 1
-            self._access.unavailable(exc, tool)
+            self._access.unavailable(exc, tool, services)
             return None
+        self._access.answered(services)
         return entry if isinstance(entry, dict) and "expires_at" in entry and "result" in entry else None
 
     async def _put(self, store: KeyValueStore, key: str, result: ToolResult, *, now: float, ttl: float,
-                   tool: str) -> None:
+                   tool: str, services: Any = None) -> None:
         entry = {"result": result.to_dict(), "stored_at": now, "expires_at": now + ttl}
         keep = ttl + (self.stale_ttl if self.stale_on_error else 0.0)
         try:
             await store.set(key, entry, ttl=keep)
         except StateUnavailable as exc:
             self._stats["errors"] += 1
-            self._access.unavailable(exc, tool)
+            self._access.unavailable(exc, tool, services)
             return
         self._stats["stores"] += 1
 

@@ -69,8 +69,11 @@ class LoopGuardStage(Stage):
         try:
             count = await self._access.backend(inv.services).window_hit(key, inv.services.clock.time(), self.window)
         except StateUnavailable as exc:
-            self._access.unavailable(exc, spec.name)
+            error = self._access.refusal(exc, inv.services, tool=spec.name)
+            if error is not None:  # state_failure="closed"
+                return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
             return await call_next(inv)
+        self._access.answered(inv.services)
         if count >= self.block_after:
             return self._blocked(inv, count)
         outcome = await call_next(inv)

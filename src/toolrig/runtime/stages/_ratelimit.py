@@ -88,8 +88,11 @@ class RateLimitStage(Stage):
         try:
             verdict = await self._access.backend(inv.services).acquire_limits(requests)
         except StateUnavailable as exc:
-            self._access.unavailable(exc, spec.name)
+            error = self._access.refusal(exc, inv.services, tool=spec.name)
+            if error is not None:  # state_failure="closed"
+                return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
             return await call_next(inv)
+        self._access.answered(inv.services)
         if verdict.allowed:
             return await call_next(inv)
         return refusal(inv, verdict)

@@ -58,7 +58,8 @@ class ResolveStage(Stage):
     """Looks the tool up (see the module docstring).
 
     On the way out it records the call in the tool's live stats and tags the outcome with the
-    tool's version.
+    tool's version; the runtime's first call of a deprecated version also gets ``meta["deprecated"]``
+    and a logged warning (:mod:`toolrig.runtime._deprecation`).
     """
 
     name = "resolve"
@@ -86,6 +87,9 @@ class ResolveStage(Stage):
         context = inv.context
         if context.tool_name != spec.name or context.tool_version != spec.version:
             context = context.derive(tool_name=spec.name, tool_version=spec.version)
+        deprecated = inv.services.deprecations.notice(spec) if spec.deprecated is not None else None
         outcome = await call_next(inv.derive(tool=tool, repairs=repairs, context=context))
         tool.vitals.record(inv.elapsed_ms, ok=outcome.ok)
+        if deprecated is not None:
+            return outcome.derive(meta={**outcome.meta, "version": spec.version, "deprecated": deprecated})
         return outcome.derive(meta={**outcome.meta, "version": spec.version})

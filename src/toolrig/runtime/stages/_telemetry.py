@@ -3,9 +3,12 @@
 The span follows the GenAI conventions for tool execution (status: development): name
 ``execute_tool {gen_ai.tool.name}``, kind INTERNAL, attributes ``gen_ai.operation.name =
 "execute_tool"``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type``,
-``gen_ai.tool.description``, and on failure ``error.type`` (the error kind) with an ERROR status.
-Arguments and results are opt-in (``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``),
-redacted. toolrig's own attributes use the ``toolrig.`` prefix.
+``gen_ai.tool.description``, and on failure ``error.type`` (the error kind, the conventions' name for it)
+with an ERROR status. Arguments and results are opt-in (``gen_ai.tool.call.arguments`` /
+``gen_ai.tool.call.result``), redacted. toolrig's own attributes use the ``toolrig.`` prefix:
+``toolrig.outcome.kind`` (``ok`` or the error kind, on every span), ``toolrig.attempts``,
+``toolrig.tool.version``, ``toolrig.cache``, ``toolrig.repairs`` (how many argument repairs). The names are
+listed in ``docs/runtime.md`` and checked by a test.
 
 The breaker-state gauge follows what the breaker stage reports on outcomes (``meta["circuit"]``,
 or the state in a ``circuit_open`` error); a breaker may also call
@@ -130,6 +133,8 @@ class TelemetryStage(Stage):
         if metrics is not None:
             tool = _tool_label(outcome)
             metrics.observe(tool, outcome_kind(outcome), inv.elapsed_ms / 1000.0)
+            if outcome.repairs:
+                metrics.count_repairs(tool, outcome.repairs)
             circuit = _circuit_state(outcome)
             if circuit is not None:
                 metrics.set_breaker_state(tool, circuit)
@@ -163,8 +168,10 @@ class TelemetryStage(Stage):
             if tool.spec.description:
                 span.set_attribute("gen_ai.tool.description", tool.spec.description[:_ATTR_LIMIT])
         kind = outcome_kind(outcome)
-        span.set_attribute("toolrig._outcome.kind", kind)
+        span.set_attribute("toolrig.outcome.kind", kind)
         span.set_attribute("toolrig.attempts", outcome.attempts)
+        if outcome.repairs:
+            span.set_attribute("toolrig.repairs", len(outcome.repairs))
         if (version := outcome.meta.get("version")) is not None:
             span.set_attribute("toolrig.tool.version", str(version))
         if (cache := outcome.meta.get("cache")) is not None:

@@ -1,9 +1,17 @@
-"""Stage: validate and coerce the arguments against the tool's schema."""
+"""Stage: validate and coerce the arguments against the tool's schema.
+
+Coercion is the tool's own (pydantic lax mode; schema-guided for schema tools), plus one step both
+kinds share, tried only when validation failed: a number or boolean sent for an enum that holds exactly
+its spelling as a string becomes that string (``2`` → ``"2"``, ``true`` → ``"True"``;
+:func:`toolrig._coerce.coerce_enum_strings`), listed as a repair of kind ``enum_string``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from toolrig._coerce import coerce_enum_strings
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, parse_arguments
@@ -27,6 +35,18 @@ def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[str]:
         return []  # the schema says itself what extra keys mean; its validator decides
     props = schema.get("properties", {})
     return [k for k in arguments if k not in props]
+
+
+def _with_enum_strings(tool: BaseTool, arguments: dict[str, Any], exc: ArgumentsError
+                       ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Validate again with numbers and booleans turned into the strings their enums hold; else raise ``exc``."""
+    fixed, repairs = coerce_enum_strings(arguments, tool.spec.input_schema)
+    if not repairs:
+        raise exc
+    try:
+        return fixed, tool.validate(fixed), repairs
+    except ArgumentsError:
+        raise exc from None
 
 
 class ValidateStage(Stage):
@@ -57,7 +77,13 @@ class ValidateStage(Stage):
                 raise ArgumentsError(
                     f"unknown argument(s) {shown}; the parameters are: {known}",
                     [{"loc": [k], "msg": "unknown field; remove it", "type": "extra_forbidden"} for k in unknown])
-            values = tool.validate(arguments)
+            repairs: list[str] = []
+            try:
+                values = tool.validate(arguments)
+            except ArgumentsError as exc:
+                arguments, values, repairs = _with_enum_strings(tool, arguments, exc)
         except ArgumentsError as exc:
             return invalid(inv, f"invalid arguments for {inv.name}: {exc}", errors=exc.errors)
+        if repairs:
+            return await call_next(inv.derive(arguments=arguments, values=values, repairs=(*inv.repairs, *repairs)))
         return await call_next(inv.derive(arguments=arguments, values=values))
