@@ -23,7 +23,7 @@ from toolrig.builtins import shell_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guards"))
 
-from shell_words import spelled  # noqa: E402
+from shell_words import spelled
 
 ALLOW = ["find *", "cat *", "*"]
 DENY = ["rm *"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolrig.errors import CommandParseError
 from toolrig.guards._shmodel import Redirect, SimpleCommand, WalkState
-from toolrig.guards._shwords import UnreadableWord, WordValue, assignment_shaped, word_value
+from toolrig.guards._shwords import WordValue, assignment_shaped, word_value
 from toolrig.guards._shwrappers import unwrap
 
 __all__ = ["walk_tree"]
@@ -151,8 +151,8 @@ def _word(word: Any, state: WalkState) -> WordValue:
     found, expands = _walk_parts(word, state)
     try:
         value = word_value(_span(word, state), found)
-    except UnreadableWord as exc:
-        raise _unsupported(state, f"a word it cannot read for sure ({exc})") from exc
+    except CommandParseError as exc:
+        raise CommandParseError(exc.reason, state.source, exc.message) from exc
     return WordValue(value.text, value.computed or expands)
 
 

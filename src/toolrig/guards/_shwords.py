@@ -22,7 +22,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["UnreadableWord", "WordValue", "assignment_shaped", "word_value"]
+from toolrig.errors import CommandParseError
+
+__all__ = ["WordValue", "assignment_shaped", "word_value"]
 
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -33,10 +35,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL_PARAMETERS = frozenset("0123456789@*#?-$!")
 _DOUBLE_ESCAPES = frozenset('$`"\\')
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=", re.DOTALL)
-
-
-class UnreadableWord(ValueError):
-    """The word's source cannot be read for sure (unterminated quote, a substitution not found)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +61,14 @@ def word_value(source: str, substitutions: Mapping[int, int] | None = None) -> W
             substitutions and ``${...}`` expansions the parser found: their insides are skipped.
 
     Raises:
-        UnreadableWord: the source does not read as one complete word.
+        CommandParseError: reason ``unsupported``, the source does not read as one complete word for sure
+            (an unterminated quote, a substitution the parser did not report, ``$[...]``, a parenthesis).
     """
     return _Reader(source, substitutions or {}).read()
+
+
+def _unreadable(source: str, why: str) -> CommandParseError:
+    return CommandParseError("unsupported", source, f"a word it cannot read for sure ({why})")
 
 
 def _ansi_escape(s: str, i: int) -> tuple[str, int, bool]:
@@ -149,7 +152,7 @@ class _Reader:
         elif c == "'":
             end = s.find("'", i + 1)
             if end < 0:
-                raise UnreadableWord("an unterminated single quote")
+                raise _unreadable(self.s, "an unterminated single quote")
             self._take(s[i + 1:end], end + 1 - i)
         elif c == '"':
             self.i += 1
@@ -159,7 +162,7 @@ class _Reader:
         elif c in "`<>":
             self._substitution()
         elif c in "()":
-            raise UnreadableWord("a parenthesis inside a word (an extended glob?)")
+            raise _unreadable(self.s, "a parenthesis inside a word (an extended glob?)")
         else:
             self._take(c, 1, computed=self._expands(c))
 
@@ -197,7 +200,7 @@ class _Reader:
                 self._substitution()
             else:
                 self._take(c, 1)
-        raise UnreadableWord("an unterminated double quote")
+        raise _unreadable(self.s, "an unterminated double quote")
 
     def _dollar(self, *, quoted: bool) -> None:
         s, i = self.s, self.i
@@ -211,7 +214,7 @@ class _Reader:
         elif nxt in ("(", "{"):
             self._substitution()
         elif nxt == "[":
-            raise UnreadableWord("arithmetic $[...]")
+            raise _unreadable(self.s, "arithmetic $[...]")
         elif _NAME_START.match(nxt):
             match = _NAME.match(s, i + 1)
             assert match is not None
@@ -236,11 +239,11 @@ class _Reader:
             else:
                 self.out.append(c)
                 i += 1
-        raise UnreadableWord("an unterminated $'...'")
+        raise _unreadable(self.s, "an unterminated $'...'")
 
     def _substitution(self) -> None:
         """A command or process substitution or ``${...}`` starting at ``self.i``: its source, computed."""
         end = self.subs.get(self.i)
         if end is None or end <= self.i:
-            raise UnreadableWord(f"a substitution whose end is not known ({self.s[self.i:self.i + 2]!r})")
+            raise _unreadable(self.s, f"a substitution whose end is not known ({self.s[self.i:self.i + 2]!r})")
         self._take(self.s[self.i:end], end - self.i, computed=True)
