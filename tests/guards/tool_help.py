@@ -1,7 +1,9 @@
 """The option lists of the tools installed on this machine, read from their own ``--help``.
 
-:func:`options` runs a tool's help (``--help``; ``git SUB -h``; ``mawk -W usage``; ``zip -h2``) and
-parses every option line (``-o, --output=FILE  write result to FILE``) into :class:`HelpOption`;
+:func:`options` reads a tool's own option list — ``--help`` (``curl --help all``, ``xz --long-help``,
+``mawk -W usage``, the usage line of ``scp``), or the man page where the help is partial (git and its
+subcommands, zip, unzip; git falls back to ``git SUB -h`` without man) — and parses every option line
+(``-o, --output=FILE  write result to FILE``) into :class:`HelpOption`;
 :func:`classify` says whether the help text describes an option that runs a program or writes a file
 it names. The risky-option drift test compares that against the guard's table.
 """
