@@ -37,7 +37,10 @@ def assert_clean(outcome: ToolOutcome, *, token: str | None = None) -> None:
 
 
 def child_pids(pid: int | None = None) -> set[int]:
-    """PIDs whose parent is ``pid`` (default: this process), from /proc."""
+    """Live (not zombie) PIDs whose parent is ``pid`` (default: this process), from /proc.
+
+    Zombies are left out: once the sandbox tests make the run a child subreaper, orphans of earlier tests are
+    reparented to it and linger as zombies until reaped, which says nothing about the test at hand."""
     parent = os.getpid() if pid is None else pid
     found = set()
     for entry in Path("/proc").iterdir():
@@ -47,7 +50,7 @@ def child_pids(pid: int | None = None) -> set[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == parent:
+        if int(fields[1]) == parent and fields[0] != "Z":
             found.add(int(entry.name))
     return found
 

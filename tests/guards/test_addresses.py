@@ -9,7 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolrig.guards import IPV4_TABLE, blocked_category, parse_ipv4_like_libc
+from toolrig.errors import URLDenied
+from toolrig.guards import (
+    IPV4_TABLE,
+    METADATA_ADDRESSES,
+    URLRules,
+    blocked_category,
+    check_url,
+    parse_ipv4_like_libc,
+)
 
 V4_NETS = [ipaddress.IPv4Network(n) for n, _ in IPV4_TABLE]
 MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
@@ -91,3 +99,50 @@ def test_every_libc_spelling_parses_back_like_inet_aton(value: int, form: str) -
     }[form]
     assert parse_ipv4_like_libc(spelled) == ip
     assert socket.inet_aton(spelled) == ip.packed  # glibc agrees
+
+
+# Every cloud instance-metadata / platform endpoint, written out here independently of the table
+# (before: Azure's WireServer 168.63.129.16, a routable address, passed the table).
+CLOUD_METADATA = [
+    ("169.254.169.254", "AWS / Azure / Google Cloud / Oracle / IBM / DigitalOcean / Hetzner / Linode / Vultr"),
+    ("169.254.170.2", "AWS ECS task credentials"),
+    ("169.254.170.23", "AWS EKS Pod Identity"),
+    ("169.254.0.23", "Tencent Cloud"),
+    ("169.254.42.42", "Scaleway"),
+    ("100.100.100.200", "Alibaba Cloud"),
+    ("168.63.129.16", "Azure WireServer"),
+    ("192.0.0.192", "Oracle Cloud Classic"),
+    ("fd00:ec2::254", "AWS IMDS over IPv6"),
+    ("fd00:ec2::23", "AWS EKS Pod Identity over IPv6"),
+    ("fd00:ec2::253", "AWS DNS over IPv6"),
+    ("fd20:ce::254", "Google Cloud over IPv6"),
+    ("fd00:c1::a9fe:a9fe", "Oracle Cloud over IPv6"),
+    ("fd00:42::42", "Scaleway over IPv6"),
+    ("fd00:a9fe:a9fe::1", "Akamai / Linode over IPv6"),
+    ("fe80::a9fe:a9fe", "OpenStack / Linode over IPv6"),
+]
+
+
+@pytest.mark.parametrize(("address", "provider"), CLOUD_METADATA)
+def test_every_cloud_metadata_address_is_blocked_as_metadata(address: str, provider: str) -> None:
+    ip = ipaddress.ip_address(address)
+    assert blocked_category(ip) == "metadata", provider
+    assert URLRules(allow_private=True).category(ip) == "metadata", provider  # never opened by allow_private
+    if ip.version == 4:
+        for wrapped in (f"::ffff:{address}", f"64:ff9b::{address}"):
+            assert blocked_category(ipaddress.ip_address(wrapped)).endswith(":metadata"), wrapped
+        assert parse_ipv4_like_libc(str(int(ip))) == ip  # the decimal spelling reads as the same address
+
+
+def test_azure_wireserver_is_refused_by_check_url() -> None:
+    """Before: http://168.63.129.16/machine?comp=goalstate passed (a routable address no range covers)."""
+    with pytest.raises(URLDenied) as info:
+        check_url("http://168.63.129.16/machine?comp=goalstate", rules=URLRules(allow_private=True))
+    assert "metadata" in str(info.value.category)
+
+
+def test_the_metadata_table_lists_each_address_once_with_its_provider() -> None:
+    networks = [ipaddress.ip_network(n) for n, _ in METADATA_ADDRESSES]
+    assert len(set(networks)) == len(networks) and all(who for _, who in METADATA_ADDRESSES)
+    for address, _ in CLOUD_METADATA:
+        assert any(ipaddress.ip_address(address) in n for n in networks), address

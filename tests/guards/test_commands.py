@@ -60,7 +60,8 @@ def test_every_simple_command_is_found(command: str, names: list[str]) -> None:
 @pytest.mark.parametrize(("command", "reason"), [
     ("", "empty"), ("   ", "empty"), ("ls\u00a0-la", "invalid_char"), ("ls\x00", "invalid_char"),
     ("ls \u202e", "invalid_char"), ("echo $((1+2))", "unsupported"), ("[[ -f x ]]", "syntax"),
-    ("case x in a) ls;; esac", "unsupported"), ("$'\\x72m' -rf x", "unsupported"), ("echo ${x:-$(id)}", "unsupported"),
+    ("case x in a) ls;; esac", "unsupported"),
+    ("cat <<'E''OF'\nEOF\nls\nE''OF", "unsupported"), ("echo ${x:-$(id)}", "unsupported"),
     ("echo 'unterminated", "syntax"), ("time ls", "unsupported"), ("x" * 30_000, "too_long"),
 ])
 def test_what_is_not_understood_fails_closed(command: str, reason: str) -> None:
@@ -71,8 +72,14 @@ def test_what_is_not_understood_fails_closed(command: str, reason: str) -> None:
 
 
 def test_computed_shell_strings_are_opaque() -> None:
-    for command in ("bash -c \"$'\\x72m' x\"", "sh -c \"$X\"", "eval $CMD", "env $X ls"):
+    for command in ("sh -c \"$X\"", "eval $CMD", "env $X ls", "bash -c \"$'\\x72m' $X\""):
         assert CommandPolicy(allow=["*"]).decide(command).decision == "ask", command
+
+
+def test_a_literal_shell_string_is_read_like_bash_reads_it() -> None:
+    """``bash -c "$'\\x72m' x"`` hands bash the text ``$'\\x72m' x``, which it runs as ``rm x``."""
+    assert parse_command("bash -c \"$'\\x72m' x\"").commands[-1].argv == ("rm", "x")
+    assert CommandPolicy(allow=["*"], deny=["rm *"]).decide("bash -c \"$'\\x72m' x\"").denied
 
 
 def test_deeply_nested_shells_are_refused() -> None:

@@ -6,7 +6,8 @@ Usable on their own and by the built-in tools:
   ``stat``, ``walk``, ``glob``, ``mkdir``, ``remove``, ``rename``, ...), :class:`ProtectedRule`,
   :data:`DEFAULT_PROTECTED`, :class:`FileInfo`.
 - URLs: :func:`check_url` / :func:`acheck_url` -> :class:`CheckedURL`, :class:`URLRules`,
-  :class:`SafeHTTPClient` / :func:`safe_fetch` -> :class:`FetchResult`, :func:`blocked_category`.
+  :class:`SafeHTTPClient` / :func:`safe_fetch` -> :class:`FetchResult`, :func:`blocked_category`,
+  :data:`METADATA_ADDRESSES`.
 - Commands: :func:`parse_command` -> :class:`ParsedCommand` (:class:`SimpleCommand`, :class:`Redirect`),
   :class:`CommandRules` (formerly ``CommandPolicy``) ``.decide(text)`` -> :class:`CommandDecision` (per sub-command
   :class:`CommandVerdict`), :func:`command_covered`, :data:`DEFAULT_BLOCKLIST` / :class:`BlockRule`,
@@ -27,7 +28,13 @@ from toolrig.errors import (
     PathProtected,
     URLDenied,
 )
-from toolrig.guards._addresses import IPV4_TABLE, IPV6_TABLE, blocked_category, parse_ipv4_like_libc
+from toolrig.guards._addresses import (
+    IPV4_TABLE,
+    IPV6_TABLE,
+    METADATA_ADDRESSES,
+    blocked_category,
+    parse_ipv4_like_libc,
+)
 from toolrig.guards._argv import build_argv, check_operand
 from toolrig.guards._blocklist import DEFAULT_BLOCKLIST, BlockRule
 from toolrig.guards._cmdpolicy import (
@@ -64,6 +71,7 @@ __all__ = [
     "DEFAULT_PROTECTED",
     "IPV4_TABLE",
     "IPV6_TABLE",
+    "METADATA_ADDRESSES",
     "RISKY_OPTIONS",
     "SHELLS",
     "WRAPPERS",

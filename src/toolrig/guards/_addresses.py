@@ -18,6 +18,7 @@ from collections.abc import Iterable
 __all__ = [
     "IPV4_TABLE",
     "IPV6_TABLE",
+    "METADATA_ADDRESSES",
     "IPAddress",
     "blocked_category",
     "ends_in_number",
@@ -27,17 +28,37 @@ __all__ = [
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
+METADATA_ADDRESSES: tuple[tuple[str, str], ...] = (
+    ("169.254.169.254/32", "AWS, Azure, Google Cloud, Oracle, IBM, DigitalOcean, Hetzner, Linode, Vultr, OpenStack"),
+    ("169.254.170.2/32", "AWS ECS task metadata and credentials"),
+    ("169.254.170.23/32", "AWS EKS Pod Identity credentials"),
+    ("169.254.0.23/32", "Tencent Cloud (metadata.tencentyun.com)"),
+    ("169.254.42.42/32", "Scaleway"),
+    ("100.100.100.200/32", "Alibaba Cloud"),
+    ("168.63.129.16/32", "Azure WireServer (VM agent, extension settings, DNS): a routable address"),
+    ("192.0.0.192/32", "Oracle Cloud Classic"),
+    ("fd00:ec2::/32", "AWS over IPv6: IMDS fd00:ec2::254, EKS Pod Identity ::23, DNS ::253, time ::123"),
+    ("fd20:ce::254/128", "Google Cloud over IPv6"),
+    ("fd00:c1::a9fe:a9fe/128", "Oracle Cloud over IPv6"),
+    ("fd00:42::42/128", "Scaleway over IPv6"),
+    ("fd00:a9fe:a9fe::1/128", "Akamai / Linode over IPv6"),
+    ("fe80::a9fe:a9fe/128", "OpenStack and Linode over IPv6 (link-local)"),
+)
+"""Cloud instance-metadata and platform endpoints (network, who serves it there): category ``metadata``,
+which ``allow_private=True`` never opens. Several sit outside link-local (Azure's WireServer is a
+routable address; Alibaba's is in CGNAT space; the IPv6 ones are unique-local)."""
+
+_METADATA_V4 = tuple((n, "metadata") for n, _ in METADATA_ADDRESSES if ":" not in n)
+_METADATA_V6 = tuple((n, "metadata") for n, _ in METADATA_ADDRESSES if ":" in n)
+
 IPV4_TABLE: tuple[tuple[str, str], ...] = (
+    *_METADATA_V4,
     ("0.0.0.0/8", "unspecified"),
     ("10.0.0.0/8", "private"),
-    ("100.100.100.200/32", "metadata"),  # Alibaba Cloud
     ("100.64.0.0/10", "cgnat"),
     ("127.0.0.0/8", "loopback"),
-    ("169.254.169.254/32", "metadata"),  # AWS, GCP, Azure, OpenStack, DigitalOcean, Hetzner
-    ("169.254.170.2/32", "metadata"),  # AWS ECS task metadata
     ("169.254.0.0/16", "link-local"),
     ("172.16.0.0/12", "private"),
-    ("192.0.0.192/32", "metadata"),  # Oracle Cloud
     ("192.0.0.0/24", "ietf-protocol"),
     ("192.0.2.0/24", "documentation"),
     ("192.88.99.0/24", "6to4-relay"),
@@ -52,6 +73,7 @@ IPV4_TABLE: tuple[tuple[str, str], ...] = (
 """IPv4 networks never connected to, most specific first, each with the category it reports."""
 
 IPV6_TABLE: tuple[tuple[str, str], ...] = (
+    *_METADATA_V6,
     ("::/128", "unspecified"),
     ("::1/128", "loopback"),
     ("::ffff:0:0:0/96", "ipv4-translated"),
@@ -65,7 +87,6 @@ IPV6_TABLE: tuple[tuple[str, str], ...] = (
     ("2001:20::/28", "orchid"),
     ("2001::/23", "ietf-protocol"),  # Teredo 2001::/32 inside it is judged by its embedded addresses
     ("5f00::/16", "srv6"),
-    ("fd00:ec2::254/128", "metadata"),  # AWS IMDS over IPv6
     ("fc00::/7", "unique-local"),
     ("fe80::/10", "link-local"),
     ("fec0::/10", "site-local"),

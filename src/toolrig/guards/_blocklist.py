@@ -190,11 +190,13 @@ DEFAULT_BLOCKLIST: tuple[BlockRule, ...] = (
     *BlockRule.standalone("vi vim nvim view vimdiff gvim nano pico emacs emacsclient joe jed mcedit micro ed ex",
                           "interactive", "a text editor waits for a terminal"),
     *BlockRule.standalone("less more most pg top htop btop atop iotop nmon glances watch mc ranger nnn tig lynx w3m "
-                          "links elinks mutt irssi weechat screen tmux byobu", "interactive",
+                          "links elinks mutt irssi weechat screen tmux byobu pager sensible-pager editor "
+                          "sensible-editor sensible-browser www-browser x-www-browser xdg-open info pinfo",
+                          "interactive",
                           "a full-screen program waits for a terminal"),
     *BlockRule.standalone("ssh telnet ftp sftp lftp ncftp mosh rlogin", "interactive",
                           "a remote login prompts for credentials or host keys"),
-    *BlockRule.standalone("sudo su doas pkexec runuser passwd chpasswd visudo vipw vigr", "privilege",
+    *BlockRule.standalone("sudo su doas pkexec runuser passwd chpasswd visudo vipw vigr newgrp", "privilege",
                           "changes user or privileges"),
     *BlockRule.standalone("mkfs mke2fs mkfs.ext4 mkfs.ext3 mkfs.xfs mkfs.btrfs mkfs.vfat mkswap fdisk sfdisk gdisk "
                           "parted wipefs shutdown reboot halt poweroff", "destructive",

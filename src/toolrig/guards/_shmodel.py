@@ -35,8 +35,10 @@ class SimpleCommand:
     """One command the shell would run.
 
     Attributes:
-        argv: the words after quote removal (a computed word keeps its source text, e.g. ``$HOME``).
-        assignments: ``NAME=value`` words before the command (or the whole command when argv is empty).
+        argv: the words' values as bash computes them (quote removal on the source text, see
+            ``_shwords``); a computed word keeps the source text of its computed parts (``$HOME``).
+        assignments: ``NAME=value`` words before the command (or the whole command when argv is empty),
+            ``NAME[...]=value`` included.
         redirects: its redirections.
         dynamic: indexes of argv words computed at run time (expansions, unquoted globs or braces).
         source: its text in the command line it was parsed from.

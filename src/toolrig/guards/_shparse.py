@@ -4,9 +4,11 @@ Lists (``;``, ``&&``, ``||``, newlines), pipelines, subshells, brace groups, loo
 functions, command substitution (``$(...)``, backticks), process substitution, redirections and
 here-documents are walked; wrappers (``env``, ``nice``, ``timeout``, ``sudo``, ...), nested shells
 (``sh -c '...'``), ``eval``, ``xargs`` and ``find -exec`` are unwrapped (see ``_shwrappers``), so
-the inner commands are judged too. Whatever the parser does not understand completely — arithmetic,
-``[[ ]]``, ``case``, ANSI-C quoting ``$'...'``, substitutions inside ``${...}``, unusual characters —
-raises :class:`CommandParseError`, which policies treat as "ask" (fail closed).
+the inner commands are judged too. Every word's value is read from its source the way bash removes
+quotes (``_shwords``: ``'r''m'``, ``"r"m``, ``r\\m``, ``$'\\x72m'`` are all ``rm``; a word whose value is
+known only at run time is marked computed). Whatever the parser does not understand completely —
+arithmetic, ``[[ ]]``, ``case``, substitutions inside ``${...}``, quoted here-document delimiters,
+unusual characters — raises :class:`CommandParseError`, which policies treat as "ask" (fail closed).
 """
 
 from __future__ import annotations

@@ -68,14 +68,41 @@ def protected_rule(path: str, protected: Sequence[ProtectedRule], directories: S
     return None
 
 
+_DECOMPRESSORS = frozenset({"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd",
+                            "lz4", "unlz4", "brotli", "compress", "uncompress", "pigz", "unpigz"})
+_MAX_CLUSTER = 64
+
+
+def _candidates(word: str, program: str) -> list[str] | None:
+    """The paths a literal argument may name: itself, an option's ``=value``, a short option's attached
+    value at every place it could start (``-t.git/hooks``, ``-vt.git/hooks``), a decompressor's output
+    name (``.bashrc.gz`` -> ``.bashrc``). None when a short option cluster is too long to try each place."""
+    found = [word]
+    if "=" in word:
+        found.append(word.split("=", 1)[1])
+    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        head = word.split("/", 1)[0]
+        if len(head) > _MAX_CLUSTER:
+            return None
+        found += [word[k:] for k in range(2, len(head) + 1)]
+    if program in _DECOMPRESSORS and "." in word.rsplit("/", 1)[-1]:
+        found.append(word.rsplit(".", 1)[0])
+    return found
+
+
 def operand_problem(command: SimpleCommand, protected: Sequence[ProtectedRule],
                     directories: Sequence[tuple[str, ...]] = ((),)) -> str | None:
-    """A literal argument (or an option's ``=value``) naming a protected path: ``cp x .git/hooks/pre-commit``,
-    ``cat .env``, ``dd if=/work/.env`` — judged like a redirection to it (the program may read or write it)."""
+    """A literal argument (or an option's value, attached or after ``=``) naming a protected path:
+    ``cp x .git/hooks/pre-commit``, ``cat .env``, ``dd if=/work/.env``, ``cp -t.git/hooks x``,
+    ``gunzip .bashrc.gz`` — judged like a redirection to it (the program may read or write it)."""
+    program = base_name(command.argv[0]) if command.argv else ""
     for index, word in enumerate(command.argv[1:], start=1):
         if index in command.dynamic:
             continue
-        for candidate in (word, word.split("=", 1)[1] if "=" in word else ""):
+        candidates = _candidates(word, program)
+        if candidates is None:
+            return f"an option word too long to check for protected paths ({word[:40]}...)"
+        for candidate in candidates:
             rule = (protected_rule(candidate, protected, directories, write=True)
                     or protected_rule(candidate, protected, directories, write=False))
             if rule is not None:

@@ -8,9 +8,10 @@ from typing import Any
 
 from toolrig.errors import CommandParseError
 from toolrig.guards._shmodel import Redirect, SimpleCommand, WalkState
+from toolrig.guards._shwords import WordValue, assignment_shaped, word_value
 from toolrig.guards._shwrappers import unwrap
 
-__all__ = ["scan_word", "walk_tree"]
+__all__ = ["walk_tree"]
 
 _SKIP = frozenset({"reservedword", "operator", "pipe"})
 _SUBSTITUTIONS = {"commandsubstitution": "$()", "processsubstitution": "<()"}
@@ -69,7 +70,7 @@ def _compound(node: Any, state: WalkState, background: bool, piped: bool) -> Non
 def _control(node: Any, state: WalkState, background: bool, piped: bool) -> None:
     for part in node.parts:
         if part.kind == "word":
-            _word_dynamic(part, state)
+            _word(part, state)
         else:
             walk_tree(part, state, background=background, piped=piped)
 
@@ -104,13 +105,16 @@ def _command(node: Any, state: WalkState, *, background: bool, piped: bool) -> N
     dynamic: set[int] = set()
     redirects: list[Redirect] = []
     for part in node.parts:
-        if part.kind == "assignment" and not words:
-            _word_dynamic(part, state)
-            assignments.append(part.word)
-        elif part.kind in ("word", "assignment"):
-            if _word_dynamic(part, state):
+        if part.kind in ("word", "assignment"):
+            value = _word(part, state)
+            # bash reads NAME=..., NAME+=... and NAME[...]=... before the command name as assignments
+            # (bashlex misses the subscripted form: `a[0]=1 rm x` runs rm)
+            if not words and (part.kind == "assignment" or assignment_shaped(_span(part, state))):
+                assignments.append(value.text)
+                continue
+            if value.computed:
                 dynamic.add(len(words))
-            words.append(part.word)
+            words.append(value.text)
         elif part.kind == "redirect":
             redirects.append(_redirect(part, state))
         else:
@@ -125,68 +129,54 @@ def _command(node: Any, state: WalkState, *, background: bool, piped: bool) -> N
 def _redirect(node: Any, state: WalkState) -> Redirect:
     op = str(node.type)
     fd = node.input if isinstance(node.input, int) else None
+    output = node.output
     if op in ("<<", "<<-"):
+        delimiter = _span(output, state) if not isinstance(output, (int, str)) else str(output)
+        if any(c in delimiter for c in "'\"\\$`"):
+            # bash ends the body at the delimiter's value, bashlex at its raw text: they disagree on
+            # where the commands after the here-document start
+            raise _unsupported(state, "a quoted here-document delimiter")
         body = str(getattr(node.heredoc, "value", ""))
         return Redirect(op=op, fd=fd, expands="$" in body or "`" in body)
-    output = node.output
     if isinstance(output, int) or (isinstance(output, str) and (output.isdigit() or output == "-")):
         return Redirect(op=op, fd=fd)  # a duplication or closing of a descriptor (>&2, >&-)
-    dynamic = _word_dynamic(output, state)
-    target = str(output.word)
-    if op in (">&", "<&") and (target.isdigit() or target == "-"):
+    value = _word(output, state)
+    if op in (">&", "<&") and not value.computed and (value.text.isdigit() or value.text == "-"):
         return Redirect(op=op, fd=fd)
-    return Redirect(op=op, fd=fd, target=target, dynamic=dynamic)
+    return Redirect(op=op, fd=fd, target=value.text, dynamic=value.computed)
 
 
-def _word_dynamic(word: Any, state: WalkState) -> bool:
-    """Walk the substitutions inside a word; True when its value is computed at run time."""
-    dynamic = False
+def _word(word: Any, state: WalkState) -> WordValue:
+    """A word's value (bash's quote removal on its source), its substitutions walked on the way."""
+    found, expands = _walk_parts(word, state)
+    try:
+        value = word_value(_span(word, state), found)
+    except CommandParseError as exc:
+        raise CommandParseError(exc.reason, state.source, exc.message) from exc
+    return WordValue(value.text, value.computed or expands)
+
+
+def _walk_parts(word: Any, state: WalkState) -> tuple[dict[int, int], bool]:
+    """Walk the substitutions inside a word: (``start -> end`` relative to the word of each one, whether
+    the parser saw an expansion: a safety net under :func:`word_value`'s own reading)."""
+    base = word.pos[0]
+    found: dict[int, int] = {}
+    expands = False
     for part in getattr(word, "parts", ()) or ():
         kind = part.kind
+        start, end = part.pos[0] - base, part.pos[1] - base
         if kind in _SUBSTITUTIONS:
-            dynamic = True
+            found[start], expands = end, True
             state.substitutions.append(_span(part, state))
             with _origin(state, _SUBSTITUTIONS[kind]):
                 walk_tree(part.command, state)
         elif kind == "parameter":
-            value = getattr(part, "value", None)
-            if value is None:
-                raise _unsupported(state, "ANSI-C or locale quoting ($'...' or $\"...\")")
+            value = str(getattr(part, "value", None) or "")
             if any(s in value for s in ("$(", "`", "<(", ">(")):
                 raise _unsupported(state, "a substitution inside ${...}")
-            dynamic = True
+            found[start], expands = end, expands or bool(value)
         elif kind == "tilde":
-            dynamic = True
+            expands = True
         else:
             raise _unsupported(state, f"a {kind!r} inside a word")
-    glob, ansi = scan_word(_span(word, state))
-    if ansi:
-        raise _unsupported(state, "ANSI-C or locale quoting ($'...' or $\"...\")")
-    return dynamic or glob
-
-
-def scan_word(source: str) -> tuple[bool, bool]:
-    """(unquoted glob or brace expansion, ANSI-C/locale quoting) in a word's source text."""
-    glob = ansi = False
-    quote = ""
-    i, n = 0, len(source)
-    while i < n:
-        c = source[i]
-        if quote == "'":
-            quote = "" if c == "'" else quote
-        elif c == "\\":
-            i += 1
-        elif quote == '"':
-            quote = "" if c == '"' else quote
-        elif c == "$" and i + 1 < n and source[i + 1] in "'\"":
-            ansi = True
-        elif c in "'\"":
-            quote = c
-        elif c in "*?" or (c == "[" and "]" in source[i + 1:]):
-            glob = True
-        elif c == "{":
-            close = source.find("}", i)
-            if close > i and ("," in source[i:close] or ".." in source[i:close]):
-                glob = True
-        i += 1
-    return glob, ansi
+    return found, expands

@@ -90,6 +90,14 @@ WRAPPERS: dict[str, Wrapper] = {
     "sg": _w(positionals=1),
     "runuser": _w(),
     "caffeinate": _w(),
+    "setarch": _w("", "-B -F -I -L -R -S -T -X -Z -3 -v --32bit --fdpic-funcptrs --short-inode "
+                  "--addr-compat-layout --addr-no-randomize --whole-seconds --sticky-timeouts --read-implies-exec "
+                  "--mmap-page-zero --3gb --4gb --uname-2.6 --verbose", positionals=1),
+    **dict.fromkeys(("linux32", "linux64", "i386", "x86_64"), _w(
+        "", "-B -F -I -L -R -S -T -X -Z -3 -v --32bit --addr-no-randomize --read-implies-exec --verbose")),
+    "runcon": _w("", "", positionals=1),
+    "ssh-agent": _w("-a -E -O -P -t", "-c -s -D -d"),
+    "bwrap": _w(),
 }
 """Wrapper programs whose inner command is judged instead of (and as well as) the wrapper."""
 
