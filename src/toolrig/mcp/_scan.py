@@ -335,3 +335,24 @@ def scan_tool(tool: Any, *, own_tools: Iterable[str] = ()) -> ScanReport:
     report = scan_definition(definition, own_tools=own_tools)
     local = getattr(tool, "name", report.tool)
     return ScanReport(tool=local, reasons=report.reasons, categories=report.categories)
+
+
+def scan_prompt(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP prompt as a server lists it (``name``, ``title``, ``description``, ``arguments`` with their
+    names and descriptions): every string, as a tool's metadata is scanned. ``own_tools``: the same server's
+    tool names (a prompt may refer to them)."""
+    name = str(definition.get("name", "?"))
+    body = {k: v for k, v in definition.items() if k not in ("name", "_meta", "meta")}
+    report = scan_definition({"name": "prompt", "promptName": name, **body}, own_tools=own_tools)
+    return ScanReport(tool=name, reasons=report.reasons, categories=report.categories)
+
+
+def scan_resource(definition: Mapping[str, Any], *, own_tools: Iterable[str] = ()) -> ScanReport:
+    """Scan one MCP resource or resource template as a server lists it (``uri`` or ``uriTemplate``, ``name``,
+    ``title``, ``description``, ``annotations``): every string, as a tool's metadata is scanned. A template's
+    ``uriTemplate`` is not read as text (its ``{placeholders}`` look like an exfiltration URL)."""
+    where = str(definition.get("uri", definition.get("uriTemplate", "?")))
+    body = {k: v for k, v in definition.items() if k not in ("name", "uriTemplate", "_meta", "meta")}
+    report = scan_definition({"name": "resource", "resourceName": definition.get("name"), **body},
+                             own_tools=own_tools)
+    return ScanReport(tool=where, reasons=report.reasons, categories=report.categories)
