@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from toolrig.mcp._serve import build_server, http_app, serve, serve_async
     from toolrig.mcp._server import ToolServer
     from toolrig.mcp._stages import CallerCacheStage, served_stages
-    from toolrig.mcp._upstream import UpstreamContent
+    from toolrig.mcp._upstream import UpstreamContent, list_offers
 
 # Served lazily, so that a client (`MCPToolset`) does not import the server, gateway and policy machinery.
 _LAZY = {
@@ -100,6 +100,7 @@ _LAZY = {
     "definition_hash": "toolrig.mcp._pins",
     "http_app": "toolrig.mcp._serve",
     "launch_targets": "toolrig.mcp._gateway_launch",
+    "list_offers": "toolrig.mcp._upstream",
     "load_gateway_config": "toolrig.mcp._gateway_config",
     "open_pins": "toolrig.mcp._pins",
     "scan_definition": "toolrig.mcp._scan",
@@ -181,6 +182,7 @@ __all__ = [
     "from_config",
     "http_app",
     "launch_targets",
+    "list_offers",
     "load_gateway_config",
     "open_pins",
     "parse_target",

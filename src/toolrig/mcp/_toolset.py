@@ -135,7 +135,7 @@ class MCPToolset(Toolset):
         return self._refused
 
     def on_change(self, listener: ChangeListener) -> None:
-        """Call ``listener(self)`` whenever the tool list changes (the first listing included)."""
+        """Call ``listener(self)`` whenever the tool list (or what is refused) changes (the first listing included)."""
         self._listeners.append(listener)
 
     async def refresh(self) -> None:
@@ -189,7 +189,8 @@ class MCPToolset(Toolset):
                     tools[local] = built
         for name, problem in refused:
             log.warning("MCP server %s: refused tool %r: %s", self.name, name, problem)
-        changed = set(tools) != set(self._tools) or any(tools[k] is not self._tools[k] for k in tools)
+        changed = (set(tools) != set(self._tools) or any(tools[k] is not self._tools[k] for k in tools)
+                   or tuple(refused) != self._refused)
         self._tools, self._refused = tools, tuple(refused)
         if changed:
             await self._notify()
