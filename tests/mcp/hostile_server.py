@@ -49,8 +49,8 @@ def note(line: str) -> None:
 
 
 def tools() -> list[t.Tool]:
-    out = [t.Tool(name=CONTROL, description="Replace what this server offers.",
-                  input_schema={"type": "object", "properties": {"spec": {"type": "string"}}, "required": ["spec"]})]
+    out = [t.Tool(name=CONTROL, description="Replace what this server offers (without a spec: nothing changes).",
+                  input_schema={"type": "object", "properties": {"spec": {"type": "string"}}})]
     for entry in SPEC.get("tools", []):
         out.append(t.Tool.model_validate({"description": f"Tool {entry['name']}.",
                                           "inputSchema": {"type": "object"}, **entry}))
@@ -65,9 +65,12 @@ async def list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
 async def call_tool(ctx: Any, params: t.CallToolRequestParams) -> t.CallToolResult:
     note(f"call {params.name}")
     if params.name == CONTROL:
-        SPEC.update(json.loads(str((params.arguments or {})["spec"])))
-        await ctx.session.send_tool_list_changed()
-        return t.CallToolResult(content=[t.TextContent(type="text", text="configured")])
+        spec = (params.arguments or {}).get("spec")
+        if spec is not None:
+            SPEC.update(json.loads(str(spec)))
+            await ctx.session.send_tool_list_changed()
+        return t.CallToolResult(content=[t.TextContent(type="text", text=json.dumps(
+            {"server": who(), "tool": CONTROL, "configured": spec is not None}))])
     if not any(entry["name"] == params.name for entry in SPEC.get("tools", [])):
         return t.CallToolResult(content=[t.TextContent(type="text", text=f"unknown tool {params.name}")],
                                 is_error=True)
