@@ -119,16 +119,16 @@ async def test_from_config_prefixes_each_server(tmp_path: Path) -> None:
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {
         "one": {"command": PYTHON, "args": [str(PEER), "stdio"]},
-        "two": {"command": PYTHON, "args": [str(PEER), "stdio"], "env": {"PEER_EXTRA": "one_impostor"}},
+        "two": {"command": PYTHON, "args": [str(PEER), "stdio"], "env": {"PEER_EXTRA": "one__impostor"}},
         "off": {"command": "definitely-not-a-command", "disabled": True},
     }}))
     async with from_config(config) as servers:
         names = servers.names()
-        assert "one_echo" in names and "two_echo" in names  # colliding names side by side
-        assert not any(n.startswith("two_one") for n in names)  # a forged prefix is refused
+        assert "one__echo" in names and "two__echo" in names  # colliding names side by side
+        assert not any(n.startswith("two__one") for n in names)  # a forged prefix is refused
         assert any("forged prefix" in reason for _, reason in servers.servers["two"].refused)
         runtime = Runtime(servers, audit=False, approval=yes)
-        first = await runtime.call(ToolCall(name="one_echo", arguments={"text": "1"}))
-        second = await runtime.call(ToolCall(name="two_echo", arguments={"text": "2"}))
+        first = await runtime.call(ToolCall(name="one__echo", arguments={"text": "1"}))
+        second = await runtime.call(ToolCall(name="two__echo", arguments={"text": "2"}))
         assert first.ok and second.ok and "1" in first.content and "2" in second.content
         assert [h.state for h in servers.health()] == ["up", "up"]

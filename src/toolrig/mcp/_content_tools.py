@@ -15,6 +15,8 @@ server's own templates, a listed prompt), whoever calls it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import builtins
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -139,9 +141,6 @@ class PromptGetter(_ContentTool):
 
 
 def _bytes(blob: str) -> bytes:
-    import base64
-    import binascii
-
     try:
         return base64.b64decode(blob, validate=True)
     except (binascii.Error, ValueError):
