@@ -37,8 +37,18 @@ async def test_two_upstreams_listing_one_uri_are_kept_apart_never_routed_to_the_
         real = await read(client, f"toolrig://docs/{REPORT}")
         assert "the real report" in real and "forged" not in real
         assert "a forged report" in await read(client, f"toolrig://evil/{REPORT}")
-        with pytest.raises(MCPError, match="not found"):
-            await client.read_resource(REPORT)  # outside every namespace: nobody's, not the later lister's
+        with pytest.raises(MCPError, match="ambiguous: docs, evil all offer it"):
+            await client.read_resource(REPORT)  # the bare URI: both list it, so neither gets it (not the later one)
+
+
+async def test_a_bare_uri_goes_only_to_the_one_server_that_lists_it(tmp_path: Path) -> None:
+    servers = {"docs": hostile("docs", resources=[{"uri": REPORT, "text": "the real report"}],
+                               templates=[{"uriTemplate": "file:///data/{name}"}]),
+               "other": hostile("other", resources=[{"uri": "memo://x"}])}
+    async with gateway(tmp_path, servers) as (url, _), Client(url, mode="legacy") as client:
+        assert "the real report" in await read(client, REPORT)  # as a result or a prompt would embed it
+        with pytest.raises(MCPError, match="not found"):  # a template of a prefixed server never catches bare URIs
+            await client.read_resource("file:///data/other.txt")
 
 
 async def test_a_catch_all_template_catches_only_its_own_namespace(tmp_path: Path) -> None:
@@ -52,8 +62,8 @@ async def test_a_catch_all_template_catches_only_its_own_namespace(tmp_path: Pat
         assert "docs template" in await read(client, "toolrig://docs/file:///data/other.txt")
         assert "evil template" in await read(client, "toolrig://evil/file:///etc/passwd")
         for stolen in ("file:///etc/passwd", "file:///data/other.txt", "toolrig://docs/file:///etc/passwd",
-                       "toolrig://nobody/file:///etc/passwd", "TOOLRIG://evil"):
-            with pytest.raises(MCPError, match="not found"):
+                       "toolrig://nobody/file:///etc/passwd", "TOOLRIG://evil", REPORT):
+            with pytest.raises(MCPError, match=r"not found|ambiguous"):
                 await client.read_resource(stolen)
 
 

@@ -8,7 +8,9 @@ Everything is kept apart per server and reviewed before a client sees it:
   (``file:///{+path}``) catches only URIs of its own namespace. A server without a prefix keeps its URIs and
   prompt names: there one URI (or name) listed by two such servers is a conflict, offered by neither (unless one
   held it before), a URI in the ``toolrig://`` scheme is refused (a forged namespace), and a URI that templates of
-  two servers match is refused as ambiguous — never silently routed to either.
+  two servers match is refused as ambiguous — never silently routed to either. A bare URI (one a tool result or a
+  prompt embeds) is read from the one prefixed server that lists it, when no other server lists or matches it;
+  otherwise it is ambiguous (or unknown): templates of prefixed servers never catch bare URIs.
 * **Review.** Resources, templates and prompts are scanned (:func:`~toolrig.mcp.scan_resource`,
   :func:`~toolrig.mcp.scan_prompt`), pinned and checked for collisions like tools (:class:`~toolrig.mcp._review.Review`)
   whenever they are listed (and when a read names something not yet reviewed).
@@ -86,6 +88,13 @@ async def list_offers(server: MCPToolset, what: PinKind) -> list[dict[str, Any]]
 
 def _unknown(what: str) -> MCPError:
     return MCPError(code=mcp_types.INVALID_PARAMS, message=f"{what} not found")
+
+
+def _ambiguous(uri: str, servers: Sequence[_Upstream]) -> MCPError:
+    names = ", ".join(sorted(up.name for up in servers))
+    where = "; ".join(up.served(uri) for up in servers if up.namespaced)
+    return MCPError(code=mcp_types.INVALID_PARAMS, message=(
+        f"resource {uri!r} is ambiguous: {names} all offer it" + (f"; read it as {where}" if where else "")))
 
 
 @dataclass(frozen=True)
@@ -217,15 +226,29 @@ class UpstreamContent:
             up = self._by_namespace.get(namespace)
             return (up, upstream) if up is not None and self._admits_uri(up.name)(upstream) else None
         roots = [up for up in self._ups.values() if not up.namespaced]
-        listed = [up for up in roots if (o := self.review.admitted("resource").get(uri)) is not None
-                  and o.server == up.name]
-        if listed:
+        listed = [up for up in roots if self._lists(up, uri)]
+        if listed:  # the review lets one server at most offer a URI outside the namespaces
             return listed[0], uri
         matched = [up for up in roots if self._admits_uri(up.name)(uri)]
         if len(matched) > 1:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=(
-                f"resource {uri!r} is ambiguous: templates of {', '.join(u.name for u in matched)} all match it"))
-        return (matched[0], uri) if matched else None
+            raise _ambiguous(uri, matched)
+        if matched:
+            return matched[0], uri
+        return self._bare(uri)
+
+    def _lists(self, up: _Upstream, uri: str) -> bool:
+        offer = self.review.admitted("resource").get(up.served(uri))
+        return offer is not None and offer.server == up.name and offer.remote == uri
+
+    def _bare(self, uri: str) -> tuple[_Upstream, str] | None:
+        """A bare URI that exactly one prefixed server lists (a URI a result or a prompt embeds), and no other
+        server lists or matches: its read goes there. Templates of prefixed servers never catch bare URIs."""
+        spaced = [up for up in self._ups.values() if up.namespaced]
+        claims = [up for up in spaced if self._admits_uri(up.name)(uri)]
+        listed = [up for up in claims if self._lists(up, uri)]
+        if len(claims) > 1 and listed:
+            raise _ambiguous(uri, claims)
+        return (listed[0], uri) if len(claims) == 1 and listed else None
 
     async def _route(self, uri: str) -> tuple[_Upstream, str]:
         found = self._owner(uri)
