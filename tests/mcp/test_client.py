@@ -28,18 +28,18 @@ async def test_lists_tools_as_ordinary_external_tools() -> None:
     async with MCPToolset(STDIO, prefix="peer") as ts:
         # an untrusted server's annotations are believed for nothing: every tool needs approval
         assert {t.spec.permission for t in ts.list()} == {Permission.DESTRUCTIVE}
-        assert tool_of(ts, "peer_echo").spec.annotations.read_only_hint is True  # kept as a hint
+        assert tool_of(ts, "peer__echo").spec.annotations.read_only_hint is True  # kept as a hint
     async with MCPToolset(STDIO, prefix="peer", trusted=True) as ts:
         names = ts.names()
-        assert "peer_echo" in names and "peer_add" in names
-        assert "peer_dotted_name" in names  # '.' is not a legal toolrig name character
-        echo = tool_of(ts, "peer_echo")
+        assert "peer__echo" in names and "peer__add" in names
+        assert "peer__dotted_name" in names  # '.' is not a legal toolrig name character
+        echo = tool_of(ts, "peer__echo")
         assert echo.spec.trust is Trust.EXTERNAL
         assert echo.spec.permission is Permission.READONLY  # trusted: from readOnlyHint (a Policy still asks)
         assert echo.remote_name == "echo"
-        assert tool_of(ts, "peer_media").spec.permission is Permission.DESTRUCTIVE  # no annotations: MCP default
-        assert tool_of(ts, "peer_slow").spec.permission is Permission.WRITE  # destructiveHint false
-        assert tool_of(ts, "peer_add").spec.output_schema == {
+        assert tool_of(ts, "peer__media").spec.permission is Permission.DESTRUCTIVE  # no annotations: MCP default
+        assert tool_of(ts, "peer__slow").spec.permission is Permission.WRITE  # destructiveHint false
+        assert tool_of(ts, "peer__add").spec.output_schema == {
             "type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
         assert ts.health.state == "up" and ts.health.server_info == "peer 1.0"
 
@@ -145,8 +145,8 @@ async def test_refused_names_are_left_out_with_reasons() -> None:
         reasons = dict(ts.refused)
     assert "homoglyph" in reasons["re\u0430d_file"]
     assert "MCP naming rule" in reasons["bad name"]
-    assert "forged prefix" in reasons["github_create_issue"]
-    assert all(not n.startswith("peer_github") and "\u0430" not in n for n in ts.names())
+    assert "forged prefix" in reasons["github__create_issue"]
+    assert all(not n.startswith("peer__github") and "\u0430" not in n for n in ts.names())
 
 
 async def test_timeout_cancels_the_call_on_the_server(tmp_path: Path) -> None:
@@ -189,11 +189,11 @@ async def test_unreachable_server_fails_on_start_or_reports_down() -> None:
 async def test_network_transports(mode: str) -> None:
     with peer_http(mode) as url:
         async with MCPToolset(url, prefix="net") as ts:
-            assert "net_echo" in ts.names()
-            result = await tool_of(ts, "net_echo").__call_tool__({"text": f"over {mode}"})
+            assert "net__echo" in ts.names()
+            result = await tool_of(ts, "net__echo").__call_tool__({"text": f"over {mode}"})
             assert result.text == f"over {mode}"
             progress: list[float] = []
-            await tool_of(ts, "net_progress").__call_tool__(
+            await tool_of(ts, "net__progress").__call_tool__(
                 {"steps": 2}, CallContext(progress=lambda p, t, m: progress.append(p)))
             assert progress == [1.0, 2.0]
 

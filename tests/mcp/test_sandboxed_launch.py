@@ -281,7 +281,7 @@ async def test_server_everything_from_npm_runs_sandboxed() -> None:
 
     everything = npm_entry("server-everything", "dist/index.js")
     async with MCPToolset([node(), str(everything), "stdio"], prefix="ev", sandbox=True) as tools:
-        assert {"ev_echo", "ev_get-sum", "ev_get-env"} <= set(tools.names())
-        assert "hello sandbox" in await call(tools, "ev_echo", message="hello sandbox")
-        env = json.loads(await call(tools, "ev_get-env"))
+        assert {"ev__echo", "ev__get-sum", "ev__get-env"} <= set(tools.names())
+        assert "hello sandbox" in await call(tools, "ev__echo", message="hello sandbox")
+        env = json.loads(await call(tools, "ev__get-env"))
         assert env["HOME"] == "/work" and "USER" not in env

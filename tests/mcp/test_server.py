@@ -64,8 +64,8 @@ async def served(tools: Any = TOOLS, **options: Any) -> AsyncIterator[str]:
 
 async def test_toolrig_client_against_toolrig_server() -> None:
     async with served() as url, MCPToolset(url, prefix="srv") as remote:
-        assert remote.names() == ["srv_ping_me", "srv_whoami"]
-        result = await remote.get("srv_ping_me").__call_tool__({"n": "7"})  # type: ignore[union-attr]
+        assert remote.names() == ["srv__ping_me", "srv__whoami"]
+        result = await remote.get("srv__ping_me").__call_tool__({"n": "7"})  # type: ignore[union-attr]
         assert result.text == "pong 7"
 
 

@@ -20,8 +20,9 @@ Server side:
 * :class:`Resources` / :class:`Prompts` — resources and prompts served beside the tools.
 
 Gateway (``toolrig serve``): :class:`Gateway` from a :class:`GatewayConfig` — upstream servers, Python tools and
-built-ins in a :class:`GatewayToolset` that reviews every upstream tool (:func:`scan_tool`, pins in a
-:class:`PinStore`), served with the whole pipeline.
+built-ins in a :class:`GatewayToolset` that reviews every upstream tool, resource and prompt (collisions,
+:func:`scan_tool` / :func:`scan_resource` / :func:`scan_prompt`, pins in a :class:`PinStore`), served with the
+whole pipeline (resource reads and prompt gets included).
 
 The toolrig core never imports this package.
 """
@@ -42,19 +43,28 @@ from toolrig.mcp._toolset import ChangeListener, MCPToolset
 if TYPE_CHECKING:
     from toolrig.mcp._approvers import ClientApprover
     from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
-    from toolrig.mcp._content import Prompts, PromptSource, Resources, ResourceSource
+    from toolrig.mcp._content import ContentCalls, Prompts, PromptSource, Resources, ResourceSource
     from toolrig.mcp._events import MemoryEventStore
     from toolrig.mcp._gateway import Gateway
     from toolrig.mcp._gateway_config import GatewayConfig, config_from_mapping, load_gateway_config
     from toolrig.mcp._gateway_launch import LaunchAsker, LaunchPlan, launch_targets
     from toolrig.mcp._gateway_toolset import Blocked, GatewayToolset, PinMode
-    from toolrig.mcp._pins import STATE_ENV, Pin, PinStatus, PinStore, canonical_definition, definition_hash, open_pins
+    from toolrig.mcp._pins import (
+        STATE_ENV,
+        Pin,
+        PinKind,
+        PinStatus,
+        PinStore,
+        canonical_definition,
+        definition_hash,
+        open_pins,
+    )
     from toolrig.mcp._report import startup_report, startup_text
     from toolrig.mcp._scan import ScanReport, scan_definition, scan_prompt, scan_resource, scan_tool
     from toolrig.mcp._serve import build_server, http_app, serve, serve_async
     from toolrig.mcp._server import ToolServer
     from toolrig.mcp._stages import CallerCacheStage, served_stages
-    from toolrig.mcp._upstream import UpstreamContent
+    from toolrig.mcp._upstream import UpstreamContent, list_offers
 
 # Served lazily, so that a client (`MCPToolset`) does not import the server, gateway and policy machinery.
 _LAZY = {
@@ -62,6 +72,7 @@ _LAZY = {
     "Blocked": "toolrig.mcp._gateway_toolset",
     "CallerCacheStage": "toolrig.mcp._stages",
     "ClientApprover": "toolrig.mcp._approvers",
+    "ContentCalls": "toolrig.mcp._content",
     "Gateway": "toolrig.mcp._gateway",
     "GatewayConfig": "toolrig.mcp._gateway_config",
     "GatewayToolset": "toolrig.mcp._gateway_toolset",
@@ -70,6 +81,7 @@ _LAZY = {
     "LaunchPlan": "toolrig.mcp._gateway_launch",
     "MemoryEventStore": "toolrig.mcp._events",
     "Pin": "toolrig.mcp._pins",
+    "PinKind": "toolrig.mcp._pins",
     "PinMode": "toolrig.mcp._gateway_toolset",
     "PinStatus": "toolrig.mcp._pins",
     "PinStore": "toolrig.mcp._pins",
@@ -88,6 +100,7 @@ _LAZY = {
     "definition_hash": "toolrig.mcp._pins",
     "http_app": "toolrig.mcp._serve",
     "launch_targets": "toolrig.mcp._gateway_launch",
+    "list_offers": "toolrig.mcp._upstream",
     "load_gateway_config": "toolrig.mcp._gateway_config",
     "open_pins": "toolrig.mcp._pins",
     "scan_definition": "toolrig.mcp._scan",
@@ -126,6 +139,7 @@ __all__ = [
     "ChangeListener",
     "ClientApprover",
     "ClientPeer",
+    "ContentCalls",
     "ElicitationHandler",
     "Gateway",
     "GatewayConfig",
@@ -145,6 +159,7 @@ __all__ = [
     "MCPUnavailableError",
     "MemoryEventStore",
     "Pin",
+    "PinKind",
     "PinMode",
     "PinStatus",
     "PinStore",
@@ -167,6 +182,7 @@ __all__ = [
     "from_config",
     "http_app",
     "launch_targets",
+    "list_offers",
     "load_gateway_config",
     "open_pins",
     "parse_target",

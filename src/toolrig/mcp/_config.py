@@ -8,8 +8,10 @@
         "off":   {"command": "...", "disabled": true}
     }}
 
-Each server's tools are prefixed with its name (``files_read_file``, ``time_get_current_time``), so two
-servers may both offer ``read_file``; a tool name that starts with *another* server's prefix is refused.
+Each server's tools are prefixed with its name (``files__read_file``, ``time__get_current_time``), so two
+servers may both offer ``read_file``; a tool name that starts with *another* server's prefix is refused, and
+server names (namespaces) that could make one local name twice (``a`` and ``a_``: ``a___echo``) are refused
+before any server starts (:func:`~toolrig.mcp._names.check_namespaces`).
 Per-server keys besides the transport ones: ``prefix`` (another prefix; ``false``: the server's own names),
 ``timeout`` (seconds per call), ``trusted`` (believe the server's annotations), ``disabled``, and for a
 server it launches ``sandbox`` (``true``, ``false`` or ``{"network": ..., "ro_paths": [...], "rw_paths": [...]}``).
@@ -32,11 +34,12 @@ from toolrig import DefinitionError
 from toolrig.errors import MCPConfigError
 from toolrig.mcp._core import check_name
 from toolrig.mcp._health import ServerHealth
+from toolrig.mcp._names import SEP, check_namespaces, namespace_of
 from toolrig.mcp._target import parse_target
 from toolrig.mcp._toolset import MCPToolset
 from toolrig.toolsets import CombinedToolset
 
-__all__ = ["MCPServers", "from_config", "read_servers"]
+__all__ = ["MCPServers", "from_config", "read_servers", "server_namespaces"]
 
 log = logging.getLogger("toolrig.mcp")
 
@@ -49,6 +52,10 @@ class MCPServers(CombinedToolset):
     Entering starts every server at once and waits (up to ``start_timeout``) for each first connection
     attempt; a server that is down is retried in the background and offers no tools meanwhile.
 
+    The servers' namespaces are checked to be unambiguous (:func:`from_config` does it), so prefixed servers
+    never offer one name twice; among servers that keep their own names (no prefix) the first one in config
+    order offers a name both have, and listing or calling never raises for a clash.
+
     Attributes:
         servers: the toolset of each server, by name.
     """
@@ -57,8 +64,7 @@ class MCPServers(CombinedToolset):
                  start_timeout: float = 60.0) -> None:
         self.servers = dict(servers)
         self.start_timeout = start_timeout
-        prefixed = all(s.prefix for s in self.servers.values())
-        super().__init__(list(self.servers.values()), on_conflict="error" if prefixed else "first", name=name)
+        super().__init__(list(self.servers.values()), on_conflict="first", name=name)
 
     async def __aenter__(self) -> Self:
         await super().__aenter__()
@@ -97,18 +103,32 @@ def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, dict[str, 
     return {str(k): dict(v) for k, v in servers.items()}
 
 
-def _prefix_of(name: str, entry: Mapping[str, Any], prefix: bool) -> str | None:
+def _prefix_of(name: str, entry: Mapping[str, Any], prefix: bool, sep: str) -> str | None:
     if not prefix or entry.get("prefix") in (False, ""):
         return None
-    chosen = entry.get("prefix", name.replace(".", "_").replace(" ", "_"))
+    chosen = entry.get("prefix", namespace_of(name, None))
     try:
-        check_name(f"{chosen}_", what="tool name prefix")
+        check_name(f"{chosen}{sep}", what="tool name prefix")
     except DefinitionError as exc:
         raise MCPConfigError(f"server {name!r}: {exc}; set 'prefix' to letters, digits, '_' or '-'") from exc
     return str(chosen)
 
 
-def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, sep: str = "_",
+def server_namespaces(servers: Mapping[str, Mapping[str, Any]], *, prefix: bool = True, sep: str = SEP
+                      ) -> dict[str, str]:
+    """``server -> namespace`` (its prefix, or its name when it has none) of the enabled ``servers``.
+
+    Raises:
+        MCPConfigError: a prefix that is not a legal name prefix, or namespaces that could make one local name
+            twice (see :func:`~toolrig.mcp._names.check_namespaces`).
+    """
+    enabled = {n: e for n, e in servers.items() if not e.get("disabled", False)}
+    spaces = {n: namespace_of(n, _prefix_of(n, e, prefix, sep)) for n, e in enabled.items()}
+    check_namespaces(spaces, sep)
+    return spaces
+
+
+def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, sep: str = SEP,
                 **options: Any) -> MCPServers:
     """One toolset for every enabled server of an ``mcpServers`` config (see the module docstring).
 
@@ -116,18 +136,20 @@ def from_config(source: str | Path | Mapping[str, Any], *, prefix: bool = True, 
         source: a JSON or TOML file, or the parsed mapping.
         prefix: prefix each server's tools with the server's name (default); False keeps the names as the
             servers give them (on a name clash the first server wins).
-        sep: the separator after a prefix.
+        sep: the separator after a prefix (default ``__``, as everywhere in :mod:`toolrig.mcp`).
         **options: passed to every :class:`MCPToolset` (``timeout``, ``sampling``, ``connect_timeout``, ...);
             ``fail_on_start`` defaults to False here, so one server that is down does not stop the others.
             ``sandbox`` (True or a :class:`toolrig.sandbox.Sandbox`) is the default of the servers it launches:
             each is sandboxed unless its entry says ``"sandbox": false``.
 
     Raises:
-        MCPConfigError: a malformed config (checked for every server before any is started).
+        MCPConfigError: a malformed config, or server namespaces that could make one local name twice
+            (checked for every server before any is started).
     """
     servers = read_servers(source)
     enabled = {n: e for n, e in servers.items() if not e.get("disabled", False)}
-    prefixes = {n: _prefix_of(n, e, prefix) for n, e in enabled.items()}
+    prefixes = {n: _prefix_of(n, e, prefix, sep) for n, e in enabled.items()}
+    server_namespaces(enabled, prefix=prefix, sep=sep)
     known = [p for p in prefixes.values() if p]
     options.setdefault("fail_on_start", False)
     default_sandbox = options.pop("sandbox", None)

@@ -2,7 +2,8 @@
 
 A server takes a :class:`ResourceSource` and a :class:`PromptSource` (protocols over MCP's own types);
 :class:`Resources` and :class:`Prompts` are simple in-memory ones for code, and the gateway has one
-that forwards to its upstream servers.
+that forwards to its upstream servers. A source that is also :class:`ContentCalls` (the gateway's) has every
+read and get run by the server's Runtime, as a tool call with the caller's context.
 
     resources = Resources()
     resources.text("notes://today", "Buy milk", name="today")
@@ -19,12 +20,14 @@ import base64
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import mcp_types
 from mcp import MCPError, UriTemplate
 
-__all__ = ["PromptSource", "Prompts", "ResourceContents", "ResourceSource", "Resources"]
+from toolrig import ToolCall, ToolOutcome
+
+__all__ = ["ContentCalls", "PromptSource", "Prompts", "ResourceContents", "ResourceSource", "Resources"]
 
 ResourceContents = mcp_types.TextResourceContents | mcp_types.BlobResourceContents
 Reader = Callable[[Mapping[str, Any]], str | bytes | Awaitable[str | bytes]]
@@ -65,6 +68,28 @@ class PromptSource(Protocol):
     async def complete(self, ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference, argument: str,
                        value: str, context: Mapping[str, str]) -> mcp_types.Completion:
         """Suggestions for ``argument`` starting with ``value``."""
+        ...
+
+
+@runtime_checkable
+class ContentCalls(Protocol):
+    """A source whose resource reads and prompt gets are tool calls for the server's Runtime (policy, approval,
+    limits, fencing and audit apply to them as to any call)."""
+
+    async def read_call(self, uri: str) -> ToolCall:
+        """The call that reads ``uri``; raise ``mcp.MCPError`` for an unknown one."""
+        ...
+
+    def read_answer(self, uri: str, outcome: ToolOutcome) -> list[ResourceContents]:
+        """The contents for the call's outcome; raise ``mcp.MCPError`` when it failed."""
+        ...
+
+    async def prompt_call(self, name: str, arguments: Mapping[str, str]) -> ToolCall:
+        """The call that gets prompt ``name``; raise ``mcp.MCPError`` for an unknown one."""
+        ...
+
+    def prompt_answer(self, name: str, outcome: ToolOutcome) -> mcp_types.GetPromptResult:
+        """The prompt for the call's outcome; raise ``mcp.MCPError`` when it failed."""
         ...
 
 

@@ -2,15 +2,18 @@
 
 :class:`Gateway` assembles, from a :class:`~toolrig.mcp.GatewayConfig`:
 
-* the upstream servers (``mcpServers``), each prefixed ``<server>__<tool>``; a stdio server is started only
+* the upstream servers (``mcpServers``), each prefixed ``<server>__<tool>`` (server names that could make one
+  name twice are refused at start); a stdio server is started only
   once a person approved its exact command (persisted, see :mod:`toolrig.mcp._pins`), in the OS sandbox
   with a minimal environment — never unsandboxed unless its entry says ``sandbox = false``
   (see :mod:`toolrig.mcp._gateway_launch`);
 * the tools of Python modules and the built-in tools;
-* review of every upstream tool (poisoning scan, pins) in a :class:`~toolrig.mcp.GatewayToolset`;
+* review of every upstream tool, resource, template and prompt (collisions, poisoning scan, pins) in a
+  :class:`~toolrig.mcp.GatewayToolset`;
 * a :class:`toolrig.Runtime` with the config's policy, approvals (asked through the MCP client when it
   can, else queued), state (Redis for replicas) and audit (SQLite or PostgreSQL);
-* a :class:`~toolrig.mcp.ToolServer` offering all of it, with the upstream resources and prompts.
+* a :class:`~toolrig.mcp.ToolServer` offering all of it, with the upstream resources and prompts, each read and
+  get a call through that Runtime (:mod:`toolrig.mcp._upstream`).
 """
 
 from __future__ import annotations
@@ -20,15 +23,16 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolrig import Policy
+from toolrig import Policy, ToolCall, ToolOutcome, current_context
 from toolrig.errors import MCPConfigError
 from toolrig.mcp._approvers import ClientApprover
 from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
-from toolrig.mcp._config import MCPServers, from_config
+from toolrig.mcp._config import MCPServers, from_config, server_namespaces
 from toolrig.mcp._core import policy_from_mapping
 from toolrig.mcp._gateway_config import GatewayConfig
 from toolrig.mcp._gateway_launch import LaunchAsker, LaunchPlan, SandboxState, launch_targets, plan_launch
 from toolrig.mcp._gateway_toolset import GatewayToolset
+from toolrig.mcp._names import SEP
 from toolrig.mcp._pins import PinStore, open_pins
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
@@ -79,13 +83,15 @@ class Gateway:
         self.toolset = GatewayToolset(local=self._local(), upstreams=self.upstreams, pins=self.pins, pin_mode=mode,
                                       quarantine=bool(scan.get("quarantine", True)),
                                       allow_flagged=scan.get("allow", ()))
-        self.content = UpstreamContent(self.upstreams)
+        self.content: UpstreamContent = self.toolset.content
         runtime = config.runtime
         stage_options: dict[str, Any] = {"audit": self._audit(), "audit_mode": runtime.get("audit_mode", "batched")}
         for key in ("timeout", "per_user_limit"):
             if key in runtime:
                 stage_options[key] = runtime[key]
         self.policy = self._policy()  # its ALLOWED_TOOLS filters what the runtime (and so the server) offers
+        if self.policy.allowed_tools is not None:  # resources and prompts outside ALLOWED_TOOLS are not listed
+            self.content.offered = self._offers_content
         # Upstream tools are unknown until their servers are connected: ALLOWED_TOOLS is checked then
         # (and after each change), and only warned about, since upstream servers come and go.
         self.toolset.on_open(self._check_allowed)
@@ -94,8 +100,16 @@ class Gateway:
                                state=self._state(), state_failure=runtime.get("state_failure", "open"),
                                policy=self.policy.as_stage(),
                                approval=approval if approval is not None else self._approval())
+        self.content.runner = self._run_content
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
+
+    def _offers_content(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        return bool(self.policy.offers(name, self.toolset, arguments=arguments))
+
+    async def _run_content(self, call: ToolCall) -> ToolOutcome:
+        outcome: ToolOutcome = await self.runtime.call(call, current_context())
+        return outcome
 
     # -- upstream servers ----------------------------------------------------------------------------
     def _upstreams(self, ask: LaunchAsker | None, errlog: Any) -> MCPServers | None:
@@ -118,7 +132,7 @@ class Gateway:
             "connect_timeout", 30.0), "errlog": errlog, "forward": True}
         if any(plan.start and plan.sandboxed for plan in self.launches.values()):
             options["sandbox"] = self.sandbox.sandbox
-        return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), sep="__", **options)
+        return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), **options)
 
     def _resolved(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         """``entry`` with its paths (``cwd``, the sandbox's ``ro_paths`` / ``rw_paths``) relative to the config file."""
@@ -163,7 +177,9 @@ class Gateway:
     def _policy(self) -> Policy:
         """The config's policy; the tools of servers marked ``trusted`` are trusted by it too."""
         section = dict(self.config.policy or {})
-        trusted = [f"{name}__*" for name, entry in self.config.servers.items() if entry.get("trusted")]
+        spaces = server_namespaces(self.config.servers, prefix=bool(self.config.mcp.get("prefix", True)))
+        trusted = [f"{spaces[name]}{SEP}*" for name, entry in self.config.servers.items()
+                   if entry.get("trusted") and name in spaces]
         if trusted:
             section["trusted"] = [*section.get("trusted", []), *trusted]
         if not section:
@@ -219,7 +235,7 @@ class Gateway:
     # -- serving -------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
         """What ``/healthz`` adds: upstream states and counts (no tool definitions, no secrets)."""
-        return {"tools": len(self.toolset.list()), "blocked": len(self.toolset.blocked()),
+        return {"tools": len(self.runtime.tools()), "blocked": len(self.toolset.blocked()),
                 "upstreams": {s.name: s.health.state for s in self.toolset.servers()}}
 
     def run(self, *, transport: str, host: str, port: int, on_ready: Callable[[str], Any] | None = None) -> None:

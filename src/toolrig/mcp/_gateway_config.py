@@ -65,7 +65,8 @@ from pathlib import Path
 from typing import Any
 
 from toolrig.errors import MCPConfigError
-from toolrig.mcp._config import read_servers
+from toolrig.mcp._config import read_servers, server_namespaces
+from toolrig.mcp._names import SEP
 
 __all__ = ["GatewayConfig", "load_gateway_config"]
 
@@ -150,9 +151,10 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
     if "mcpServers" in data:
         servers.update(read_servers({"mcpServers": data["mcpServers"]}))
     for name in servers:
-        if "__" in name or not name:
-            raise MCPConfigError(f"server name {name!r}: must be non-empty and must not contain '__' "
+        if SEP in name or not name:
+            raise MCPConfigError(f"server name {name!r}: must be non-empty and must not contain {SEP!r} "
                                  "(the separator between a server's name and its tools' names)")
+    server_namespaces(servers, prefix=bool(sections.get("mcp", {}).get("prefix", True)))
     return GatewayConfig(
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),

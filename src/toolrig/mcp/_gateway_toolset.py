@@ -1,84 +1,88 @@
 """What a gateway offers: :class:`GatewayToolset` — local tools plus the upstream tools that passed review.
 
-Every time an upstream server lists its tools (at start, and after ``notifications/tools/list_changed``)
-each of its tools is reviewed before a model can see it:
+It is built from the ordinary combinators::
 
-1. the poisoning scan (:mod:`toolrig.mcp._scan`): a flagged tool is *quarantined* (hidden, with the reasons),
-   unless the config's ``[scan] allow`` names it;
-2. its pin (:mod:`toolrig.mcp._pins`): a tool seen for the first time is pinned (``pins.mode = "tofu"``) or
-   held until approved (``"approve"``); a tool whose definition differs from its pin is *blocked* and its new
-   definition held for review (``toolrig pins diff`` / ``approve``).
+    CombinedToolset([*local, server_1.filtered(reviewer.admits), ..., server_n.filtered(reviewer.admits),
+                     content_tools])
 
-Downstream clients are told (``tools/list_changed``) when the exposed list changes.
+Each upstream server is its :class:`~toolrig.mcp.MCPToolset` (which prefixes its names: a long name keeps its head
+and a digest, which a plain ``.prefixed()`` view refuses to make) seen through a filtered view that lets through
+exactly what the review (:class:`~toolrig.mcp._review.Review`: collisions, the poisoning scan, pins) admitted —
+the same definition from the same server, so a tool that changed after it was reviewed is never offered. The
+content tools read the servers' resources and prompts (:mod:`toolrig.mcp._content_tools`); they are found by
+name, never listed. ``ALLOWED_TOOLS`` is applied once, by the Runtime that serves this toolset.
+
+Every upstream tool is reviewed whenever a server lists its tools (at start, and after
+``notifications/tools/list_changed``); downstream clients are told (``tools/list_changed``) when the offered
+list changes. Resources, templates and prompts are reviewed at start and whenever they are listed or read
+(:class:`~toolrig.mcp._upstream.UpstreamContent`).
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Self
+
+import anyio
 
 from toolrig import BaseTool
+from toolrig.errors import MCPConfigError
 from toolrig.mcp._config import MCPServers
+from toolrig.mcp._names import local_name, name_problem
 from toolrig.mcp._pins import PinStore
-from toolrig.mcp._scan import scan_tool
+from toolrig.mcp._review import Blocked, Offer, PinMode, Review
 from toolrig.mcp._tool import MCPTool
 from toolrig.mcp._toolset import MCPToolset
-from toolrig.toolsets import Toolset
+from toolrig.mcp._upstream import UpstreamContent
+from toolrig.toolsets import CombinedToolset, Toolset, WrapperToolset
 
 __all__ = ["Blocked", "GatewayToolset", "PinMode"]
 
 log = logging.getLogger("toolrig.mcp.gateway")
 
-PinMode = Literal["tofu", "approve"]
+_CONTENT_START = 30.0
+"""Seconds the first review of the servers' resources and prompts may take at start."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Blocked:
-    """A tool the gateway does not offer, and why."""
-
-    tool: str
-    server: str
-    remote: str
-    kind: Literal["quarantined", "changed", "unapproved", "conflict"]
-    reasons: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form."""
-        return {"tool": self.tool, "server": self.server, "remote": self.remote, "kind": self.kind,
-                "reasons": list(self.reasons)}
-
-
-class GatewayToolset(Toolset):
-    """Local toolsets and reviewed upstream MCP tools, as one toolset.
+class GatewayToolset(WrapperToolset):
+    """Local toolsets and reviewed upstream MCP tools, as one toolset (see the module docstring).
 
     Args:
         local: toolsets of the gateway's own tools (Python modules, built-ins); offered as they are.
         upstreams: the upstream servers (:func:`~toolrig.mcp.from_config`), or None.
-        pins: where pins and pending definitions are kept.
-        pin_mode: ``"tofu"`` pins a tool the first time it is seen; ``"approve"`` holds it for approval.
-        quarantine: hide tools the scan flags (False: offer them and only log the findings).
+        pins: where pins, pending definitions and what is blocked are kept.
+        pin_mode: ``"tofu"`` pins what is seen the first time; ``"approve"`` holds it for approval.
+        quarantine: hide what the scan flags (False: offer it and only log the findings).
         allow_flagged: local names offered although flagged (after a person reviewed them).
-        offered: a tool whose name this returns False for is neither listed nor found (the policy's
-            ``ALLOWED_TOOLS`` leaves it out: every call would be denied, so a model never sees it).
+
+    Attributes:
+        reviewer: the review of everything the upstream servers offer.
+        content: the servers' resources and prompts (the gateway's resource and prompt source).
+
+    Raises:
+        MCPConfigError: two local toolsets offer one name.
     """
 
     def __init__(self, *, local: Sequence[Toolset] = (), upstreams: MCPServers | None = None,
                  pins: PinStore, pin_mode: PinMode = "tofu", quarantine: bool = True,
-                 allow_flagged: Iterable[str] = (), offered: Callable[[str], bool] | None = None) -> None:
+                 allow_flagged: Iterable[str] = ()) -> None:
         self.local = tuple(local)
         self.upstreams = upstreams
         self.pins = pins
-        self.pin_mode: PinMode = pin_mode
-        self.quarantine = quarantine
-        self.allow_flagged = frozenset(allow_flagged)
-        self.offered = offered
-        self._admitted: dict[str, dict[str, MCPTool]] = {}
-        self._blocked: dict[str, dict[str, Blocked]] = {}
+        self.reviewer = Review(pins=pins, pin_mode=pin_mode, quarantine=quarantine, allow_flagged=allow_flagged,
+                             reserved=self._reserved)
+        self.content = UpstreamContent(upstreams, self.reviewer)
+        for server in self.servers():  # a name several remote tools become stays with its pinned one
+            server.holder = functools.partial(self.reviewer.holder, server.name)
+        views = [server.filtered(self.reviewer.admits) for server in self.servers()]
+        super().__init__(CombinedToolset([*self.local, *views, self.content.tools], on_conflict="error",
+                                         name="gateway"))
+        _check_local(self.local)
         self._listeners: list[Callable[[GatewayToolset], Awaitable[None] | None]] = []
         self._opened: list[Callable[[GatewayToolset], None]] = []
         self._stack: AsyncExitStack | None = None
@@ -86,6 +90,11 @@ class GatewayToolset(Toolset):
     @property
     def label(self) -> str:
         return "GatewayToolset"
+
+    @property
+    def pin_mode(self) -> PinMode:
+        """``"tofu"`` or ``"approve"``."""
+        return self.reviewer.pin_mode
 
     def servers(self) -> builtins.list[MCPToolset]:
         """The upstream servers."""
@@ -95,38 +104,22 @@ class GatewayToolset(Toolset):
         """The gateway's own tools."""
         return [t for ts in self.local for t in ts.list()]
 
-    def list(self) -> builtins.list[BaseTool]:
-        own = self.local_tools()
-        taken = {t.name for t in own}
-        upstream = [t for tools in self._admitted.values() for t in tools.values() if t.name not in taken]
-        every = [*own, *upstream]
-        return every if self.offered is None else [t for t in every if self.offered(t.name)]
-
-    def get(self, name: str) -> BaseTool | None:
-        if self.offered is not None and not self.offered(name):
-            return None
-        for ts in self.local:
-            found = ts.get(name)
-            if found is not None:
-                return found
-        for tools in self._admitted.values():
-            if name in tools:
-                return tools[name]
-        return None
-
     def blocked(self) -> builtins.list[Blocked]:
-        """Every tool not offered, with the reasons."""
-        return [b for per_server in self._blocked.values() for b in per_server.values()]
+        """Everything not offered (tools, resources, templates, prompts), with the reasons."""
+        return self.reviewer.blocked()
 
     def on_change(self, listener: Callable[[GatewayToolset], Awaitable[None] | None]) -> None:
         """Call ``listener(self)`` whenever the offered tools change."""
         self._listeners.append(listener)
 
     def on_open(self, listener: Callable[[GatewayToolset], None]) -> None:
-        """Call ``listener(self)`` once the upstream servers are connected and their tools reviewed."""
+        """Call ``listener(self)`` once the upstream servers are connected and their offers reviewed."""
         self._opened.append(listener)
 
-    # -- lifecycle -------------------------------------------------------------------------------------
+    def _reserved(self) -> set[str]:
+        return {t.name for t in self.local_tools()} | self.content.tools.names_reserved()
+
+    # -- lifecycle (the servers start together: MCPServers waits for every first attempt) ----------------
     async def __aenter__(self) -> Self:
         async with AsyncExitStack() as stack:
             for ts in self.local:
@@ -135,7 +128,9 @@ class GatewayToolset(Toolset):
                 await stack.enter_async_context(self.upstreams)
                 for server in self.servers():
                     server.on_change(self._changed)
-                    self.review(server)
+                self.review_tools()
+                with anyio.move_on_after(_CONTENT_START):
+                    await self._review_content()
             self._stack = stack.pop_all()
         for listener in list(self._opened):
             try:
@@ -150,56 +145,51 @@ class GatewayToolset(Toolset):
             await stack.aclose()
         return None
 
+    async def _review_content(self) -> None:
+        try:
+            await self.content.refresh()
+        except Exception:  # listed again at the next request; a broken server must not stop the gateway
+            log.exception("the first review of the upstream resources and prompts failed")
+
     async def _changed(self, server: MCPToolset) -> None:
-        before = {n: id(t) for tools in self._admitted.values() for n, t in tools.items()}
-        self.review(server)
-        after = {n: id(t) for tools in self._admitted.values() for n, t in tools.items()}
-        if before != after:
-            for listener in list(self._listeners):
-                try:
-                    result = listener(self)
-                    if inspect.isawaitable(result):
-                        await result
-                except Exception:  # one listener's bug must not stop the others
-                    log.exception("gateway change listener failed")
+        if not self.review_tools():
+            return
+        for listener in list(self._listeners):
+            try:
+                result = listener(self)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:  # one listener's bug must not stop the others
+                log.exception("gateway change listener failed")
 
     # -- review ------------------------------------------------------------------------------------------
-    def review(self, server: MCPToolset) -> None:
-        """Scan and pin-check the current tools of ``server`` (what :meth:`list` then offers)."""
-        tools = [t for t in server.list() if isinstance(t, MCPTool)]
-        own = [t.remote_name for t in tools]
-        local_names = {t.name for t in self.local_tools()}
-        admitted: dict[str, MCPTool] = {}
-        blocked: dict[str, Blocked] = {}
-        for tool in tools:
-            verdict = self._verdict(server.name, tool, own, local_names)
-            if verdict is None:
-                admitted[tool.name] = tool
-            else:
-                blocked[tool.name] = verdict
-                log.warning("%s tool %s (%s): %s", verdict.kind, tool.name, server.name, "; ".join(verdict.reasons))
-        self._admitted[server.name] = admitted
-        self._blocked[server.name] = blocked
+    def review_tools(self) -> bool:
+        """Review the current tools of every server (what :meth:`list` then offers); True when that changed."""
+        offers: dict[str, list[Offer]] = {}
+        refused: dict[str, list[Blocked]] = {}
+        for server in self.servers():
+            offers[server.name] = [Offer(what="tool", server=server.name, local=t.name, remote=t.remote_name,
+                                         definition=t.definition) for t in server.list() if isinstance(t, MCPTool)]
+            refused[server.name] = [_refusal(server, remote, reason) for remote, reason in server.refused]
+        return self.reviewer.decide("tool", offers, refused=refused)
 
-    def _verdict(self, server: str, tool: MCPTool, own: Sequence[str], local_names: set[str]) -> Blocked | None:
-        def block(kind: Any, *reasons: str) -> Blocked:
-            return Blocked(tool=tool.name, server=server, remote=tool.remote_name, kind=kind, reasons=reasons)
+    def review(self, server: MCPToolset | None = None) -> None:
+        """Review the tools again now (``server`` is accepted for compatibility: every server is reviewed, since
+        a collision involves two)."""
+        self.review_tools()
 
-        if tool.name in local_names:
-            return block("conflict", f"a local tool is already called {tool.name!r}")
-        report = scan_tool(tool, own_tools=own)
-        if report.flagged and tool.name not in self.allow_flagged:
-            if self.quarantine:
-                return block("quarantined", *report.reasons)
-            log.warning("tool %s is flagged but quarantine is off: %s", tool.name, "; ".join(report.reasons))
-        status = self.pins.status(server, tool.remote_name, tool.definition)
-        if status == "pinned":
-            return None
-        if status == "new" and self.pin_mode == "tofu":
-            self.pins.pin(server, tool.remote_name, tool.definition, by="first use")
-            return None
-        self.pins.hold(server, tool.remote_name, tool.definition)
-        hint = f"review it with `toolrig pins diff {server} {tool.remote_name}`, then `toolrig pins approve`"
-        if status == "changed":
-            return block("changed", f"its definition changed since it was approved; {hint}")
-        return block("unapproved", f"a new tool waiting for approval; {hint}")
+
+def _refusal(server: MCPToolset, remote: str, reason: str) -> Blocked:
+    """A tool the server's toolset refused (a bad name, a name several tools become), as blocked."""
+    local = local_name(remote, server.prefix, server.sep) if name_problem(remote) is None else remote
+    return Blocked(tool=local, server=server.name, remote=remote, kind="quarantined", reasons=(reason,))
+
+
+def _check_local(local: Sequence[Toolset]) -> None:
+    seen: dict[str, Toolset] = {}
+    for ts in local:
+        for tool in ts.list():
+            first = seen.setdefault(tool.name, ts)
+            if first is not ts:
+                raise MCPConfigError(f"the gateway's own tools offer {tool.name!r} twice ({first.label} and "
+                                     f"{ts.label}); rename one of them")

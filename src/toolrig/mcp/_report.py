@@ -43,7 +43,7 @@ def startup_report(gateway: Gateway, where: str, options: Sequence[str] = ()) ->
     local = toolset.local_tools()
     return {
         "event": "ready", "name": gateway.config.name, "where": where,
-        "tools": len(toolset.list()), "local_tools": len(local),
+        "tools": len(gateway.runtime.tools()), "local_tools": len(local),
         "upstreams": [_upstream(gateway, s.health.to_dict()) for s in toolset.servers()],
         "blocked": [b.to_dict() for b in toolset.blocked()],
         "sandbox": gateway.sandbox.to_dict(),
@@ -86,7 +86,8 @@ def startup_text(report: dict[str, Any]) -> str:
         lines.append(f"  WARNING: upstream {name} runs UNSANDBOXED (sandbox = false in its config): it has your "
                      "full access to this machine")
     for blocked in report["blocked"]:
-        lines.append(f"  {blocked['kind']}: {blocked['tool']}: {'; '.join(blocked['reasons'])}")
+        what = "" if blocked.get("what", "tool") == "tool" else f"{blocked['what']} "
+        lines.append(f"  {blocked['kind']}: {what}{blocked['tool']}: {'; '.join(blocked['reasons'])}")
     for skipped in report["not_launched"]:
         hint = ("  -> approve it with `toolrig mcp approve-launch --config FILE`"
                 if skipped["reason"] == "its command was never approved" else "")

@@ -23,7 +23,7 @@ from mcp.server import InitializationOptions, NotificationOptions, Server, Serve
 from mcp.server.session import ServerSession
 
 from toolrig import CallContext, Runtime, ToolCall, ToolOutcome
-from toolrig.mcp._content import PromptSource, ResourceSource
+from toolrig.mcp._content import ContentCalls, PromptSource, ResourceSource
 from toolrig.mcp._peer import LOG_LEVELS, PEER_KEY, ClientPeer
 from toolrig.mcp._results import outcome_to_mcp, tool_definitions
 
@@ -163,7 +163,12 @@ class ToolServer:
     async def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
                              ) -> mcp_types.ReadResourceResult:
         assert self.resources is not None
-        return mcp_types.ReadResourceResult(contents=await self.resources.read_resource(str(params.uri)))
+        uri = str(params.uri)
+        if isinstance(self.resources, ContentCalls):  # a read is a call the runtime runs, as the caller
+            outcome = await self.runtime.call(await self.resources.read_call(uri),
+                                              self.context_for(ctx, self._identity(ctx)))
+            return mcp_types.ReadResourceResult(contents=self.resources.read_answer(uri, outcome))
+        return mcp_types.ReadResourceResult(contents=await self.resources.read_resource(uri))
 
     async def _subscribe(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
                          ) -> mcp_types.EmptyResult:
@@ -185,7 +190,12 @@ class ToolServer:
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
                           ) -> mcp_types.GetPromptResult:
         assert self.prompts is not None
-        return await self.prompts.get_prompt(params.name, dict(params.arguments or {}))
+        arguments = dict(params.arguments or {})
+        if isinstance(self.prompts, ContentCalls):  # a get is a call the runtime runs, as the caller
+            outcome = await self.runtime.call(await self.prompts.prompt_call(params.name, arguments),
+                                              self.context_for(ctx, self._identity(ctx)))
+            return self.prompts.prompt_answer(params.name, outcome)
+        return await self.prompts.get_prompt(params.name, arguments)
 
     async def _complete(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CompleteRequestParams
                         ) -> mcp_types.CompleteResult:

@@ -18,7 +18,7 @@ from toolrig.mcp._connection import DEFAULT_RECONNECT, Connection
 from toolrig.mcp._core import check_name
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
-from toolrig.mcp._names import forged_prefix, local_name, name_problem
+from toolrig.mcp._names import SEP, claimed, forged_prefix, local_name, name_problem
 from toolrig.mcp._sandboxed import resolve_sandbox
 from toolrig.mcp._target import Target, parse_target
 from toolrig.mcp._tool import MCPTool, definition_of
@@ -44,12 +44,13 @@ class MCPToolset(Toolset):
     Args:
         target: a command line (stdio), an ``http(s)://`` URL (streamable HTTP; ``.../sse``: SSE), a
             ``ws(s)://`` URL, an argv list, or an ``mcpServers`` entry.
-        prefix: put before every tool name (``prefix + sep + name``); None: the server's names as they are.
+        prefix: put before every tool name (``prefix + sep + name``, ``weather__get_weather``); None: the server's
+            names as they are.
         env: extra environment variables for a stdio server (it gets a minimal environment otherwise).
         headers: extra HTTP headers for a network server.
         timeout: seconds per call (the call is cancelled on the server when it passes; None: no limit).
         name: the server's name in health reports and logs (default: the prefix, else the target).
-        sep: separator after the prefix.
+        sep: separator after the prefix (``__``, as everywhere in :mod:`toolrig.mcp`).
         sampling, elicitation, on_log: callbacks for the server's requests (see :mod:`toolrig.mcp`).
         forward: pass the server's requests on to the MCP client behind the current call, when toolrig serves
             that call (what a gateway does); the client then declares sampling and elicitation to the server.
@@ -58,6 +59,9 @@ class MCPToolset(Toolset):
         health_interval: seconds between pings of an idle session (None: never).
         fail_on_start: raise from ``__aenter__`` when the first attempt fails (else keep retrying).
         other_prefixes: prefixes of other servers; names starting with one of them are refused.
+        holder: ``holder(local_name)`` names the remote tool that owns a local name when several remote names
+            become it (``get_data`` and ``get.data``) and none held it in the previous listing (e.g. from pins);
+            the others are refused. Without one, every claimant is refused.
         errlog: where a stdio server's stderr goes (default: ours).
         auth: an ``httpx2.Auth`` for HTTP / SSE servers (e.g. the SDK's ``OAuthClientProvider``).
         client_name: the name this client gives in the handshake (default ``toolrig``).
@@ -74,13 +78,13 @@ class MCPToolset(Toolset):
 
     def __init__(self, target: str | Sequence[str] | Mapping[str, Any] | Target, *, prefix: str | None = None,
                  env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
-                 timeout: float | None = 60.0, name: str | None = None, sep: str = "_",
+                 timeout: float | None = 60.0, name: str | None = None, sep: str = SEP,
                  sampling: SamplingHandler | None = None, elicitation: ElicitationHandler | None = None,
                  on_log: LogHandler | None = None, forward: bool = False, connect_timeout: float = 30.0,
                  reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
                  auth: Any = None, client_name: str | None = None, trusted: bool = False,
-                 sandbox: bool | Sandbox | None = None) -> None:
+                 sandbox: bool | Sandbox | None = None, holder: Callable[[str], str | None] | None = None) -> None:
         self.target, self.sandbox = resolve_sandbox(parse_target(target).with_extras(env=env, headers=headers),
                                                     sandbox)
         if auth is not None and self.target.kind not in ("http", "sse"):
@@ -96,6 +100,7 @@ class MCPToolset(Toolset):
         self.name = name or prefix or self.target.describe()
         self.fail_on_start = fail_on_start
         self.other_prefixes = tuple(other_prefixes)
+        self.holder = holder
         forwarder = Forwarder(name=self.name, sampling=sampling, elicitation=elicitation, on_log=on_log,
                               forward=forward)
         self.connection = Connection(self.target, name=self.name, connect_timeout=connect_timeout,
@@ -130,7 +135,7 @@ class MCPToolset(Toolset):
         return self._refused
 
     def on_change(self, listener: ChangeListener) -> None:
-        """Call ``listener(self)`` whenever the tool list changes (the first listing included)."""
+        """Call ``listener(self)`` whenever the tool list (or what is refused) changes (the first listing included)."""
         self._listeners.append(listener)
 
     async def refresh(self) -> None:
@@ -164,27 +169,38 @@ class MCPToolset(Toolset):
 
     # -- the tool list ----------------------------------------------------------------------------------
     async def _absorb(self, remote_tools: builtins.list[mcp_types.Tool]) -> None:
-        tools: dict[str, MCPTool] = {}
         refused: builtins.list[tuple[str, str]] = []
+        claims: dict[str, builtins.list[mcp_types.Tool]] = {}
         for remote in remote_tools:
             problem = name_problem(remote.name) or forged_prefix(remote.name, self.prefix, self.other_prefixes,
                                                                   self.sep)
-            local = local_name(remote.name, self.prefix, self.sep) if problem is None else ""
-            if problem is None and local in tools:
-                problem = f"the name {remote.name!r} becomes {local!r}, which another tool of this server has"
             if problem is None:
-                built = self._tool(local, remote)
+                claims.setdefault(local_name(remote.name, self.prefix, self.sep), []).append(remote)
+            else:
+                refused.append((remote.name, problem))
+        keep = claimed({local: [r.name for r in rs] for local, rs in claims.items()}, self._holder)
+        tools: dict[str, MCPTool] = {}
+        for local, remotes in claims.items():
+            for remote in remotes:
+                built = self._tool(local, remote) if keep[local] == remote.name else _collision(local, remotes)
                 if isinstance(built, str):
-                    problem = built
+                    refused.append((remote.name, built))
                 else:
                     tools[local] = built
-            if problem is not None:
-                refused.append((remote.name, problem))
-                log.warning("MCP server %s: refused tool %r: %s", self.name, remote.name, problem)
-        changed = set(tools) != set(self._tools) or any(tools[k] is not self._tools[k] for k in tools)
+        for name, problem in refused:
+            log.warning("MCP server %s: refused tool %r: %s", self.name, name, problem)
+        changed = (set(tools) != set(self._tools) or any(tools[k] is not self._tools[k] for k in tools)
+                   or tuple(refused) != self._refused)
         self._tools, self._refused = tools, tuple(refused)
         if changed:
             await self._notify()
+
+    def _holder(self, local: str) -> str | None:
+        """The remote name that held ``local`` before: in the previous listing, else as ``holder`` says."""
+        previous = self._tools.get(local)
+        if previous is not None:
+            return previous.remote_name
+        return self.holder(local) if self.holder is not None else None
 
     def _tool(self, local: str, remote: mcp_types.Tool) -> MCPTool | str:
         previous = self._tools.get(local)
@@ -204,6 +220,12 @@ class MCPToolset(Toolset):
                     await result
             except Exception:  # a listener's bug must not stop the others or the connection
                 log.exception("tool-change listener of %s failed", self.label)
+
+
+def _collision(local: str, remotes: Sequence[mcp_types.Tool]) -> str:
+    names = ", ".join(sorted({repr(r.name) for r in remotes}))
+    return (f"the names {names} all become {local!r} (listed {len(remotes)} times): which tool runs would depend "
+            "on the order of the listing, so only the one that held the name before keeps it")
 
 
 def _version() -> str:

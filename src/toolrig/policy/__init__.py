@@ -16,7 +16,15 @@ from toolrig.policy._layers import Layer
 from toolrig.policy._lint import LintFinding
 from toolrig.policy._policy import ENV, Policy
 from toolrig.policy._presets import PRESETS, effective_permission
-from toolrig.policy._rules import PolicyConfigError, Rule, exact_rule, parse_rule
+from toolrig.policy._rules import (
+    CONTENT_TOOLS,
+    PolicyConfigError,
+    Rule,
+    content_of,
+    content_tool,
+    exact_rule,
+    parse_rule,
+)
 from toolrig.policy._stage import PolicyStage
 from toolrig.policy.approvals import (
     ApprovalQueue,
@@ -29,6 +37,7 @@ from toolrig.policy.approvals import (
 
 __all__ = [
     "ALLOWED_TOOLS_ENV",
+    "CONTENT_TOOLS",
     "ENV",
     "PRESETS",
     "ApprovalQueue",
@@ -43,6 +52,8 @@ __all__ = [
     "Rule",
     "TerminalApprover",
     "binding_hash",
+    "content_of",
+    "content_tool",
     "effective_permission",
     "exact_rule",
     "load_policy",

@@ -53,7 +53,8 @@ def check_allowed_names(rules: tuple[Rule, ...], known: Collection[str], toolset
     Raises:
         PolicyConfigError: some entries match no tool and ``ci`` is true.
     """
-    unknown = [r.text for r in rules if not any(r.matches_name(n, toolsets) for n in known)]
+    unknown = [r.text for r in rules  # resource(...) / prompt(...) rules name what servers offer besides tools
+               if r.content is None and not any(r.matches_name(n, toolsets) for n in known)]
     if unknown:
         message = f"{ALLOWED_TOOLS_ENV} names tools that do not exist: {', '.join(unknown)}"
         if ci:

@@ -85,7 +85,7 @@ def lint_policy(policy: Linted, tools: Toolset | None) -> list[LintFinding]:
 
 
 def _names(rule: Rule, known: list[str] | None, toolsets: ToolsetResolver) -> frozenset[str] | None:
-    if known is None:
+    if known is None or rule.content is not None:  # content tools are not listed: nothing to check against
         return None
     return frozenset(n for n in known if rule.matches_name(n, toolsets))
 

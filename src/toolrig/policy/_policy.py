@@ -137,7 +137,7 @@ class Policy:
                   toolset: Toolset | None) -> Explanation:
         toolsets = self.toolset_resolver(toolset)
         version = spec.version if spec is not None else None
-        if self.allowed_tools is not None and not any(r.matches_name(name, toolsets) for r in self.allowed_tools):
+        if self.allowed_tools is not None and not any(r.admits(name, arguments, toolsets) for r in self.allowed_tools):
             return Explanation.of(Verdict.DENY, layer="ALLOWED_TOOLS", rule=None, tool=name,
                                   reason=f"{name} is not in ALLOWED_TOOLS")
         owner = self._owner_check(name, context, spec, toolsets)
@@ -221,12 +221,18 @@ class Policy:
             return tuple(self._remembered)
 
     # -- tools, lint, runtime -----------------------------------------------------------------------
-    def offers(self, name: str, toolset: Toolset | None = None) -> bool:
-        """False when ``ALLOWED_TOOLS`` leaves ``name`` out: every call would be denied, so do not list it."""
+    def offers(self, name: str, toolset: Toolset | None = None, *, arguments: Mapping[str, Any] | None = None) -> bool:
+        """False when ``ALLOWED_TOOLS`` leaves ``name`` out: every call would be denied, so do not list it.
+
+        With ``arguments`` (a resource's URI, a prompt's name: what a content tool is called with), the
+        allowlist's ``resource(...)`` / ``prompt(...)`` rules are matched against them too.
+        """
         if self.allowed_tools is None:
             return True
         toolsets = self.toolset_resolver(toolset)
-        return any(r.matches_name(name, toolsets) for r in self.allowed_tools)
+        if arguments is None:
+            return any(r.matches_name(name, toolsets) for r in self.allowed_tools)
+        return any(r.admits(name, arguments, toolsets) for r in self.allowed_tools)
 
     def check_tools(self, toolset: Toolset, *, strict: bool | None = None) -> list[str]:
         """Check ``ALLOWED_TOOLS`` against ``toolset``; returns the entries that match no tool.

@@ -5,6 +5,13 @@ A rule names tools by a glob over names (``fnmatch`` case-sensitive), by a named
 (``name@1.2.0``), and optionally constrains
 argument values with globs (``tool(arg="glob", other="glob")``). A rule built by
 :func:`exact_rule` instead requires the whole argument object to be exactly equal.
+
+Two forms name what MCP servers offer besides tools (the gateway reads them through the pipeline):
+``resource(server="docs", uri="file:///data/*")`` covers reading a resource, ``prompt(server="docs",
+name="review*")`` getting a prompt; both arguments are globs and either may be left out (any). A read is a
+call of the server's *content tool* (:func:`content_tool`: ``docs__resources-read``, ``docs__prompts-get``)
+with the upstream's URI (or prompt name) in its arguments, so plain name rules (``docs__*``, ``*``) cover it
+too.
 """
 
 from __future__ import annotations
@@ -21,11 +28,14 @@ from toolrig.errors import PolicyConfigError
 from toolrig.policy._commands import command_matches
 
 __all__ = [
+    "CONTENT_TOOLS",
     "TOOLSET_PREFIXES",
     "PolicyConfigError",
     "Rule",
     "ToolsetResolver",
     "canonical_json",
+    "content_of",
+    "content_tool",
     "exact_rule",
     "parse_rule",
 ]
@@ -43,6 +53,29 @@ TOOLSET_PREFIXES = ("toolset:", "group:")
 """How a rule names a toolset: ``toolset:NAME``, or ``group:NAME`` (the same, an older spelling)."""
 
 
+CONTENT_TOOLS: Mapping[str, str] = {"resource": "resources-read", "prompt": "prompts-get"}
+"""What a server's content tools are called after its namespace: ``docs__resources-read``, ``docs__prompts-get``."""
+
+_CONTENT_ARGUMENTS = {"resource": "uri", "prompt": "name"}
+_CONTENT_SEP = "__"
+
+
+def content_tool(kind: str, server: str) -> str:
+    """The name of the tool that reads the resources (``kind="resource"``) or gets the prompts of ``server``
+    (its namespace: its prefix, else its name)."""
+    return f"{server}{_CONTENT_SEP}{CONTENT_TOOLS[kind]}"
+
+
+def content_of(name: str) -> tuple[str, str] | None:
+    """``(kind, server)`` when ``name`` is a content tool's name (:func:`content_tool`), else None."""
+    for kind, suffix in CONTENT_TOOLS.items():
+        tail = f"{_CONTENT_SEP}{suffix}"
+        server = name[: -len(tail)] if name.endswith(tail) else ""
+        if server and _CONTENT_SEP not in server:
+            return kind, server
+    return None
+
+
 def canonical_json(value: Any) -> str:
     """Sorted-key, compact JSON: equal argument objects give equal text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -58,6 +91,8 @@ class Rule:
         version: the exact tool version the rule is pinned to, or None for any.
         arguments: argument name -> glob over its value.
         exact_arguments: canonical JSON the whole argument object must equal (remembered approvals).
+        content: ``"resource"`` or ``"prompt"`` for a ``resource(...)`` / ``prompt(...)`` rule (its ``tool`` is
+            then the content tools it covers, its ``arguments`` the ``uri`` / ``name`` glob), else None.
     """
 
     text: str
@@ -65,6 +100,7 @@ class Rule:
     version: str | None = None
     arguments: Mapping[str, str] = field(default_factory=dict)
     exact_arguments: str | None = None
+    content: str | None = None
 
     @property
     def toolset(self) -> str | None:
@@ -85,7 +121,18 @@ class Rule:
         if toolset is not None:
             members = toolsets(toolset)
             return members is not None and name in members
+        if self.content is not None:  # a content tool of a server whose namespace matches, nothing else
+            found = content_of(name)
+            if found is None or found[0] != self.content:
+                return False
         return fnmatch.fnmatchcase(name, self.tool)
+
+    def admits(self, name: str, arguments: Mapping[str, Any], toolsets: ToolsetResolver) -> bool:
+        """Does this rule, in an allowlist (``ALLOWED_TOOLS``), admit the call? A tool rule looks at the name
+        only; a ``resource(...)`` / ``prompt(...)`` rule at the URI or prompt name as well."""
+        if self.content is None:
+            return self.matches_name(name, toolsets)
+        return self.matches(name, None, arguments, toolsets, restrictive=False)
 
     def matches(self, name: str, version: str | None, arguments: Mapping[str, Any], toolsets: ToolsetResolver, *,
                 restrictive: bool) -> bool:
@@ -143,8 +190,24 @@ def parse_rule(text: str | Rule) -> Rule:
     tool = m["tool"]
     if any(tool == prefix for prefix in TOOLSET_PREFIXES):
         raise PolicyConfigError(f"rule {text!r}: '{tool}' needs a toolset name")
+    if tool in CONTENT_TOOLS and m["args"] is not None:
+        return _content_rule(text, tool, m["version"], m["args"])
     arguments = _parse_arguments(text, m["args"]) if m["args"] is not None else {}
     return Rule(text=text.strip(), tool=tool, version=m["version"], arguments=arguments)
+
+
+def _content_rule(text: str, kind: str, version: str | None, args: str) -> Rule:
+    """``resource(server="glob", uri="glob")`` or ``prompt(server="glob", name="glob")``."""
+    known = ("server", _CONTENT_ARGUMENTS[kind])
+    arguments = _parse_arguments(text, args)
+    unknown = sorted(set(arguments) - set(known))
+    if unknown or version is not None:
+        raise PolicyConfigError(f"rule {text!r}: a {kind}(...) rule takes {known[0]}=\"glob\" and "
+                                f"{known[1]}=\"glob\" only" + (f", not {', '.join(unknown)}" if unknown else ""))
+    server = arguments.pop("server", "*")
+    if not server or _CONTENT_SEP in server or any(c in server for c in "()@ "):
+        raise PolicyConfigError(f"rule {text!r}: server={server!r} is not a server name (or a glob of one)")
+    return Rule(text=text.strip(), tool=content_tool(kind, server), arguments=arguments, content=kind)
 
 
 def _parse_arguments(text: str, args: str) -> dict[str, str]:
