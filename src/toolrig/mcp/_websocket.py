@@ -26,12 +26,13 @@ Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObj
 """What a transport yields: messages from the server (or parse errors), and messages to it."""
 
 MAX_FRAME = 16 * 1024 * 1024
-"""Largest frame accepted from the server (bytes)."""
+"""Largest frame accepted from the server by default (bytes). A larger one closes the connection (close code
+1009): a frame cannot be skipped without reading it, so over WebSocket an oversized message ends the session."""
 
 
 @asynccontextmanager
 async def websocket_client(url: str, *, headers: Mapping[str, str] | None = None,
-                           open_timeout: float = 30.0) -> AsyncIterator[Streams]:
+                           open_timeout: float = 30.0, max_message: int = MAX_FRAME) -> AsyncIterator[Streams]:
     """Connect to an MCP server over WebSocket and yield the (read, write) streams.
 
     Raises:
@@ -44,7 +45,7 @@ async def websocket_client(url: str, *, headers: Mapping[str, str] | None = None
     write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](16)
     try:
         socket = await connect(url, subprotocols=[_subprotocol("mcp")], additional_headers=dict(headers or {}),
-                               open_timeout=open_timeout, max_size=MAX_FRAME)
+                               open_timeout=open_timeout, max_size=max_message)
     except InvalidHandshake as exc:
         raise ConnectionRefusedError(f"WebSocket handshake with {url} failed: {exc}") from exc
 
