@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass

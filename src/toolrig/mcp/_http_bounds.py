@@ -194,6 +194,8 @@ class _JsonBody(_Body):
             if size > limit:
                 return self._over(size)
             parts.append(chunk)
+        if self.request_id is not None and self.request_id not in self.owner.awaiting:
+            return b""  # cancelled while it was read: nobody waits for the rest, or for a part
         body = b"".join(parts)
         if self.request_id is not None and too_many_values(body):
             log.warning("MCP server %s answered with too many JSON values: not read", self.owner.server)
@@ -216,27 +218,16 @@ class _EventBody(_Body):
             if chunk is None:
                 if self.request_id is not None and self.request_id not in self.owner.awaiting:
                     raise httpx2.SSEError("the request was cancelled: its stream is not read any further")
-                last = events.end()
-                out = [] if last is None else [last]
+                rest = events.end()
+                out = [] if rest is None else [rest]
             else:
                 out = events.feed(chunk)
             for event in out:
-                if isinstance(event, Oversized):
-                    answer = self._answer(event)
-                    if answer is not None:
-                        yield answer
-                        if self.request_id is not None:
-                            return
-                elif too_many_values(event):
-                    answer = self._answer(Oversized(head=event[:KEEP], tail=event[-KEEP:], size=len(event)),
-                                          values=True)
-                    if answer is not None:
-                        yield answer
-                        if self.request_id is not None:
-                            return
-                else:
-                    self._note(event)
-                    yield event
+                passed, ends = self._pass(event)
+                if passed is not None:
+                    yield passed
+                if ends:
+                    return
             if chunk is None:
                 return
             overflowing = events.overflowing
@@ -245,6 +236,17 @@ class _EventBody(_Body):
                 if stop is not None:
                     yield stop
                     return
+
+    def _pass(self, event: bytes | Oversized) -> tuple[bytes | None, bool]:
+        """What goes on for one whole event (None: nothing), and whether the stream ends after it."""
+        if isinstance(event, bytes) and not too_many_values(event):
+            self._note(event)
+            return event, False
+        values = isinstance(event, bytes)
+        if isinstance(event, bytes):
+            event = Oversized(head=event[:KEEP], tail=event[-KEEP:], size=len(event))
+        answer = self._answer(event, values=values)
+        return answer, answer is not None and self.request_id is not None
 
     def _origin(self, event: Oversized, *, whole: bool) -> MessageOrigin:
         first, last = event_data(event.head, event.tail if whole else b"")

@@ -72,6 +72,8 @@ class LineSplitter:
             return
         if self._head is not None:
             self._size += len(piece)
+            if len(self._head) < KEEP:
+                self._head += piece[:KEEP - len(self._head)]
             self._tail = (self._tail + piece[-KEEP:])[-KEEP:]
         elif self._size + len(piece) > self.max_line:
             held = b"".join(self._parts)

@@ -25,7 +25,7 @@ import pydantic_core
 from mcp import MCPError
 
 __all__ = ["MAX_VALUES", "MESSAGE_TOO_LARGE", "Awaiting", "MessageOrigin", "is_too_large", "origin_of",
-           "too_large_error", "too_many_values"]
+           "request_id_of", "too_large_error", "too_many_values"]
 
 MESSAGE_TOO_LARGE = -32090
 """The JSON-RPC error code toolrig gives a request whose answer was too large to read (a server error code)."""
@@ -94,18 +94,28 @@ def _tail_members(tail: bytes) -> dict[str, Any]:
     return found
 
 
-def origin_of(head: bytes, tail: bytes) -> MessageOrigin:
-    """Which request an oversized message answered (see the module docstring)."""
+def _id_and_method(head: bytes, tail: bytes) -> tuple[str | int | None, bool]:
+    """The message's id (None when it cannot be told for sure) and whether it has a ``method``."""
     first = _head_members(head)
     last = _tail_members(tail)
-    if "method" in first or "method" in last:
+    has_method = "method" in first or "method" in last
+    if "id" in first and list(first)[-1] != "id" and _usable(first["id"]):
+        return first["id"], has_method
+    return (last["id"] if _usable(last.get("id")) else None), has_method
+
+
+def origin_of(head: bytes, tail: bytes) -> MessageOrigin:
+    """Which request an oversized message from a server answered (see the module docstring)."""
+    request_id, has_method = _id_and_method(head, tail)
+    if has_method:
         return MessageOrigin(from_server=True)
-    keys = list(first)
-    if "id" in first and keys[-1] != "id" and _usable(first["id"]):
-        return MessageOrigin(id=first["id"])
-    if _usable(last.get("id")):
-        return MessageOrigin(id=last["id"])
-    return MessageOrigin()
+    return MessageOrigin(id=request_id)
+
+
+def request_id_of(head: bytes, tail: bytes) -> str | int | None:
+    """The id of an oversized request from a client (None for a notification, or when it cannot be told)."""
+    request_id, has_method = _id_and_method(head, tail)
+    return request_id if has_method else None
 
 
 def too_large_error(request_id: str | int, *, server: str, limit: int, size: int | None = None,

@@ -59,17 +59,18 @@ class EventSplitter:
             blank = not line.strip(b"\r")
             if self._drop is not None:
                 if blank:
-                    out.append(self._drop)
-                    self._drop = None
+                    out.append(self._end_drop())
                 else:
                     self._grow_drop(line + b"\n")
                 continue
             self._held.append(line + b"\n")
             self._size += len(line) + 1
-            if blank:
-                out.append(self._release())
-            elif self._size > self.limit:
+            if self._size > self.limit:
                 self._start_drop(b"", b"", 0)
+                if blank:
+                    out.append(self._end_drop())
+            elif blank:
+                out.append(self._release())
         return out
 
     def end(self) -> bytes | Oversized | None:
@@ -83,8 +84,7 @@ class EventSplitter:
             self._held.append(last)
             self._size += len(last)
         if self._drop is not None:
-            dropped, self._drop = self._drop, None
-            return dropped
+            return self._end_drop()
         return self._release() if self._held else None
 
     def _long_line(self, line: Oversized) -> None:
@@ -97,6 +97,12 @@ class EventSplitter:
         held = b"".join(self._held)
         self._drop = Oversized(head=(held + head)[:KEEP], tail=(held[-KEEP:] + tail)[-KEEP:], size=self._size + size)
         self._held, self._size = [], 0
+
+    def _end_drop(self) -> Oversized:
+        dropped = self._drop
+        assert dropped is not None
+        self._drop = None
+        return dropped
 
     def _grow_drop(self, piece: bytes) -> None:
         assert self._drop is not None

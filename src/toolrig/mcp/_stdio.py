@@ -33,7 +33,7 @@ from mcp.shared.message import SessionMessage
 
 from toolrig.mcp._limits import MAX_BODY_BYTES, envelope_problem
 from toolrig.mcp._lines import LineSplitter, Oversized
-from toolrig.mcp._oversized import origin_of
+from toolrig.mcp._oversized import request_id_of
 
 __all__ = ["MAX_LINE_BYTES", "checked_stdio"]
 
@@ -84,7 +84,7 @@ class _CheckedLines:
         while True:
             line = await self._next_line()
             if isinstance(line, Oversized):
-                ident = origin_of(line.head, line.tail).id
+                ident = request_id_of(line.head, line.tail)
                 await self._answer((mcp_types.INVALID_REQUEST, f"Invalid request: a message over "
                                     f"{self.max_line:,} bytes", ident))
                 continue
