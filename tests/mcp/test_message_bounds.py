@@ -229,3 +229,14 @@ def test_the_server_reads_the_id_of_an_oversized_request_not_of_a_notification()
     notification = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"pad":"' + big + b'","id":3}}'
     assert request_id_of(request[:KEEP], request[-KEEP:]) == "r-7"
     assert request_id_of(notification[:KEEP], notification[-KEEP:]) is None
+
+
+def test_an_mcp_toolset_takes_the_cap_as_an_option() -> None:
+    import pytest
+
+    from toolrig import DefinitionError
+    from toolrig.mcp import MCPToolset
+
+    assert MCPToolset("https://x.example/mcp", max_message_bytes=2_000_000).target.max_message_bytes == 2_000_000
+    with pytest.raises(DefinitionError):
+        MCPToolset("https://x.example/mcp", max_message_bytes=10)

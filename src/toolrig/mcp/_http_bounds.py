@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types
+import pydantic_core
 
 from toolrig.mcp._lines import KEEP, Oversized
 from toolrig.mcp._oversized import Awaiting, MessageOrigin, origin_of, too_large_error, too_many_values
@@ -278,8 +279,12 @@ class _EventBody(_Body):
         return None
 
     def _note(self, event: bytes) -> None:
-        """On a GET stream, an answer that arrives ends the wait for it."""
+        """On a GET stream, an answer that arrives ends the wait for it (one parse of the event's data)."""
         if self.request_id is None and len(self.owner.awaiting):
-            origin = origin_of(*event_data(event[:KEEP], event[-KEEP:]))
-            if origin.id is not None:
-                self.owner.awaiting.done(origin.id)
+            data = b"\n".join(line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:"))
+            try:
+                message = pydantic_core.from_json(data, cache_strings=False) if data else None
+            except ValueError:
+                return
+            if isinstance(message, dict) and "method" not in message and "id" in message:
+                self.owner.awaiting.done(message["id"])
