@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,7 +28,9 @@ __all__ = [
     "ResourcePart",
     "TextPart",
     "ToolResult",
+    "is_text_mime",
     "sniff_mime_type",
+    "text_of_bytes",
     "to_result",
 ]
 
@@ -244,10 +247,32 @@ def sniff_mime_type(data: bytes) -> str:
 
 
 _TEXT_MIME_SUFFIXES = ("json", "xml", "yaml", "javascript", "csv")
+_CONTROL_BYTE = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-def _is_text_mime(mime: str) -> bool:
-    return mime.startswith("text/") or mime.split(";", maxsplit=1)[0].endswith(_TEXT_MIME_SUFFIXES)
+def is_text_mime(mime: str) -> bool:
+    """True for a mime type of text: ``text/*``, JSON, XML, YAML, JavaScript, CSV (and their ``+`` forms)."""
+    base = mime.split(";", maxsplit=1)[0].strip().lower()
+    return base.startswith("text/") or base.endswith(_TEXT_MIME_SUFFIXES)
+
+
+def text_of_bytes(data: bytes, mime_type: str | None) -> str | None:
+    """The text ``data`` holds, or None when it is binary.
+
+    Bytes are text when their mime type says so (decoded as UTF-8, an invalid byte shown as U+FFFD: text is
+    never passed on as opaque bytes because it is not valid UTF-8), or when, whatever type they claim, they
+    are no known binary format (:func:`sniff_mime_type`) and are valid UTF-8 without control characters other
+    than tab, line feed, form feed and carriage return.
+    """
+    if sniff_mime_type(data) != "application/octet-stream":
+        return None
+    if mime_type is not None and is_text_mime(mime_type):
+        return data.decode("utf-8", errors="replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if _CONTROL_BYTE.search(data) is None else None
 
 
 def _bytes_part(data: bytes, mime_type: str | None) -> Part:
@@ -256,7 +281,7 @@ def _bytes_part(data: bytes, mime_type: str | None) -> Part:
         return ImagePart(data, mime)
     if mime.startswith("audio/"):
         return AudioPart(data, mime)
-    if _is_text_mime(mime):
+    if is_text_mime(mime):
         with contextlib.suppress(UnicodeDecodeError):  # not UTF-8 after all: kept as a blob
             return ResourcePart(uri="data:" + mime, mime_type=mime, text=data.decode("utf-8"))
     return ResourcePart(uri="data:" + mime, mime_type=mime, blob=data)

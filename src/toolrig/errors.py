@@ -36,6 +36,7 @@ defined here, under :class:`ToolrigError`. The tree::
         │   └── MCPUnavailableError  no connection to an MCP server: the call was never sent
         ├── MCPCallError         an MCP server answered a tools/call with a protocol error
         ├── MCPMaybeRanError     an MCP connection broke after the call was sent: it may have run, not re-sent
+        ├── ResultTooLargeError  the answer was over a byte limit while it was read (an MCP message): not read
         └── GuardError           a guard (toolrig.guards) refused; .reason is a stable code
             ├── PathError        an ordinary file-system failure (not_found, exists, too_large, ...)
             │   └── PathDenied   a confinement refusal (escape, symlink_outside, hardlink, ...)
@@ -85,6 +86,7 @@ __all__ = [
     "RegistryError",
     "RemoteToolError",
     "ResultConversionError",
+    "ResultTooLargeError",
     "SandboxError",
     "SandboxUnavailable",
     "SelectorError",
@@ -326,6 +328,21 @@ class RateLimitedError(TransientError):
 
 
 # -- raised by the guards (toolrig.guards) -------------------------------------------------------------
+class ResultTooLargeError(ToolFailure):
+    """A tool's answer was larger than a byte limit while it was being read, so it was not read (toolrig.mcp: an
+    MCP server's message over its ``max_message_bytes``). Only that call failed; the model should ask for less.
+
+    Attributes:
+        limit: the limit in bytes.
+        server: where the answer came from (an MCP server's name), or "".
+    """
+
+    def __init__(self, message: str, *, limit: int, server: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.server = server
+
+
 class GuardError(ToolFailure):
     """A guard refused something. ``reason`` is a short stable code, ``subject`` the refused input.
 

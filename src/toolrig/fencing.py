@@ -33,9 +33,10 @@ import re
 import secrets
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["FENCE_TAG", "NEUTRALISED", "SYSTEM_PROMPT_SNIPPET", "closing_delimiter", "fence", "new_nonce",
-           "opening_delimiter", "sanitize"]
+__all__ = ["FENCE_TAG", "NEUTRALISED", "SYSTEM_PROMPT_SNIPPET", "closing_delimiter", "fence", "fence_strings",
+           "new_nonce", "opening_delimiter", "sanitize"]
 
 FENCE_TAG = "external_tool_result"
 """The wrapper's tag name."""
@@ -128,6 +129,33 @@ def fence(text: str, *, tool: str, nonce: str | None = None) -> str:
     elif not _NONCE.fullmatch(nonce):
         raise ValueError("a fence nonce must be 8-64 ASCII letters or digits")
     return f"{opening_delimiter(nonce, tool)}\n{sanitize(text)}\n{closing_delimiter(nonce)}"
+
+
+def fence_strings(value: Any, *, tool: str, nonce: str, max_depth: int = 64) -> Any:
+    """``value`` (JSON data) with every non-empty string fenced and every object key sanitised.
+
+    For structured results of external tools: the data keeps its shape (objects, lists, numbers, booleans and
+    null are as they were), and no text in it can be read without the fence around it, or imitate the fence.
+    Keys stay readable as names (sanitised, not wrapped), so a key never carries a fence line.
+
+    Raises:
+        ValueError: ``value`` is nested deeper than ``max_depth``, or ``nonce`` is not a valid fence id.
+    """
+    if not _NONCE.fullmatch(nonce):
+        raise ValueError("a fence nonce must be 8-64 ASCII letters or digits")
+    return _fence_value(value, tool, nonce, max_depth)
+
+
+def _fence_value(value: Any, tool: str, nonce: str, depth: int) -> Any:
+    if isinstance(value, str):
+        return fence(value, tool=tool, nonce=nonce) if value else value
+    if depth <= 0 and isinstance(value, dict | list):
+        raise ValueError("the data is nested too deeply to fence")
+    if isinstance(value, dict):
+        return {sanitize(str(k)): _fence_value(v, tool, nonce, depth - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fence_value(v, tool, nonce, depth - 1) for v in value]
+    return value
 
 
 def sanitize(text: str) -> str:

@@ -217,16 +217,18 @@ async def test_toolrig_scan_reports_the_poisoned_tool(tmp_path: Path) -> None:
     assert not reports["echo"]["flagged"] and reports["echo"]["reasons"] == []
 
 
-async def test_structured_content_of_an_sdk_server_passes_through(tmp_path: Path) -> None:
+async def test_structured_content_of_an_sdk_server_reaches_the_client_fenced(tmp_path: Path) -> None:
     from mcp import Client
     from mcp_helpers import HERE
 
     servers = {"sdk": {"command": PYTHON, "args": [str(HERE / "sdk_mcpserver.py")], "prefix": False}}
     async with gateway(tmp_path, servers) as (url, _), Client(url, mode="legacy") as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
-        assert listed["shout"].output_schema is not None  # the SDK validates results against it
+        assert listed["shout"].output_schema is None  # an external tool's fenced output cannot promise its schema
         result = await client.call_tool("shout", {"text": "hello"})
-        assert not result.is_error and result.structured_content == {"result": "HELLO"}
+        assert not result.is_error and "HELLO" in result.content[0].text  # type: ignore[union-attr]
+        # a string result is text (the SDK wraps it as {"result": ...}): no second, unfenced copy of it
+        assert result.structured_content is None
 
 
 async def test_a_trusted_server_s_read_only_tools_run_without_asking(tmp_path: Path) -> None:

@@ -201,3 +201,39 @@ def test_limits_are_validated() -> None:
     with pytest.raises(ValueError):
         OutputLimits(max_chars=0)
     assert OutputLimits(max_chars=None, max_items=None, hard_limit=None).max_chars is None
+
+
+@tool(permission="readonly", trust="external")
+def attachments(size: int) -> list[Any]:
+    """An image and a blob of ``size`` bytes each, beside a line of text."""
+    from toolrig import ImagePart
+
+    return ["two attachments", ImagePart(b"\x89PNG\r\n\x1a\n" + b"\x00" * size, "image/png"),
+            ResourcePart(uri="file:///data.bin", mime_type="application/octet-stream", blob=b"\x01" * size)]
+
+
+@pytest.mark.anyio
+async def test_binary_parts_over_the_limit_are_dropped_with_a_notice_outside_the_fence() -> None:
+    small = await run(attachments, OutputStage(limits=OutputLimits(max_binary_bytes=1_000)), size=100)
+    assert small.ok and len(small.result.parts) == 3  # type: ignore[union-attr]
+    big = await run(attachments, OutputStage(limits=OutputLimits(max_binary_bytes=1_000)), size=5_000)
+    assert big.ok and big.truncated
+    assert [p.type for p in big.result.parts] == ["text"]  # type: ignore[union-attr]
+    closing = big.content.index(f"</{FENCE_TAG} id=")
+    after = big.content[closing:]
+    assert "image image/png, 5008 bytes dropped: larger than the limit of 1,000 bytes" in after
+    assert "resource file:///data.bin (application/octet-stream, 5000 bytes) dropped" in after
+
+
+@pytest.mark.anyio
+async def test_an_external_outcome_notes_the_limit_its_content_was_held_to() -> None:
+    out = await run(web, OutputStage(limits=OutputLimits(max_chars=300)), n=10)
+    assert out.meta["max_chars"] == 300
+    internal = await run(text, OutputStage(limits=OutputLimits(max_chars=300)), n=10)
+    assert "max_chars" not in internal.meta
+
+
+def test_the_default_binary_limit_is_five_mib() -> None:
+    assert OutputLimits().max_binary_bytes == 5 * 1024 * 1024
+    with pytest.raises(ValueError):
+        OutputLimits(max_binary_bytes=0)

@@ -5,6 +5,12 @@ until the session is lost (a call saw the connection close, or a health ping fai
 again after a backoff delay. A call that finds no session waits for the next attempt (and hurries it
 along); if that fails, the call ends with :class:`MCPUnavailableError` — it was never sent. A call whose
 connection breaks after it was sent ends with :class:`MCPMaybeRanError` and is never sent again.
+
+A failure that belongs to one call stays with that call: an answer over the server's ``max_message_bytes``
+(:class:`~toolrig.errors.ResultTooLargeError`) or one call's response stream lost while the transport lives
+on (``CONNECTION_CLOSED`` for that request alone: :class:`MCPMaybeRanError`) fails that call and leaves the
+session, and the other calls in flight, alone. The session is lost only when the transport says so (its read
+stream ended, or it broke) or a health ping fails.
 """
 
 from __future__ import annotations
@@ -22,11 +28,12 @@ import mcp_types
 from mcp import Client, MCPError
 
 from toolrig import CallContext, Retry
-from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError
+from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError, ResultTooLargeError
 from toolrig.mcp._forward import Forwarder
 from toolrig.mcp._health import ServerHealth
+from toolrig.mcp._oversized import is_too_large
 from toolrig.mcp._target import Target
-from toolrig.mcp._transports import open_transport
+from toolrig.mcp._transports import message_limit, open_transport
 
 __all__ = ["DEFAULT_RECONNECT", "Connection"]
 
@@ -273,11 +280,13 @@ class Connection:
             try:
                 return await client.call_tool(name, dict(arguments), progress_callback=report)
             except MCPError as exc:
+                if is_too_large(exc):
+                    raise ResultTooLargeError(f"{name}: {exc.message}", limit=message_limit(self.target),
+                                              server=self.name) from exc
                 if exc.code in _LOST_CODES:
-                    self.mark_lost(exc.message)
-                    raise MCPMaybeRanError(
-                        f"the connection to MCP server {self.name} closed while {name} was running; it may "
-                        "have run, so it was not sent again") from exc
+                    reason = self._lost_answer(client, name, exc.message)
+                    await self._check_alive(client)
+                    raise MCPMaybeRanError(reason) from exc
                 raise MCPCallError(f"MCP server {self.name} refused the call to {name}: {exc.message}") from exc
             except RuntimeError as exc:  # the SDK's output-schema validation of structured content
                 raise MCPCallError(f"{name} returned an invalid result: {exc}") from exc
@@ -285,6 +294,34 @@ class Connection:
                 self.mark_lost(_describe(exc))
                 raise MCPMaybeRanError(f"the connection to MCP server {self.name} broke during {name}: "
                                        f"{_describe(exc)}; it may have run, so it was not sent again") from exc
+
+    def _lost_answer(self, client: Client, name: str, reason: str) -> str:
+        """Why the answer to ``name`` never came: the session closed, or only this call's stream broke.
+
+        When the session closes, the transport has already said so (the read stream ended) before the
+        pending calls hear ``CONNECTION_CLOSED``: the connection is marked lost then, not here. While the
+        session is still this one, only the call's own answer was lost, and nothing else is touched.
+        """
+        if self._client is client:
+            return (f"the answer of MCP server {self.name} to {name} was lost ({reason}); it may have run, so it "
+                    "was not sent again")
+        return (f"the connection to MCP server {self.name} closed while {name} was running; it may have run, so "
+                "it was not sent again")
+
+    async def _check_alive(self, client: Client) -> None:
+        """After one call's answer was lost with the session still open: ping it, and mark it lost if that fails.
+
+        A server that died shows here at once (the ping cannot be sent); one that is only slow does not (a ping
+        that times out proves nothing, and the periodic health ping goes on).
+        """
+        if self._client is not client:
+            return
+        with anyio.move_on_after(self.connect_timeout):
+            try:
+                await client.session.send_request(mcp_types.PingRequest(), mcp_types.EmptyResult)
+            except (MCPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                if self._client is client:
+                    self.mark_lost(_describe(exc))
 
     async def request(self, fn: Callable[[Client], Awaitable[Any]]) -> Any:
         """Run ``fn(client)`` on the session (listing or reading resources and prompts); read-only requests.
@@ -297,8 +334,7 @@ class Connection:
         try:
             return await fn(client)
         except MCPError as exc:
-            if exc.code in _LOST_CODES:
-                self.mark_lost(exc.message)
+            if exc.code in _LOST_CODES:  # the connection is marked lost by the transport when it is (see above)
                 raise MCPUnavailableError(f"MCP server {self.name} went away: {exc.message}") from exc
             raise
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:

@@ -5,7 +5,11 @@
   nothing: its tools are ``destructive`` (they need approval under the default pipeline, with or without a
   policy). For a server trusted by its user, the permission follows the annotations with MCP's defaults —
   and a :class:`toolrig.Policy` still raises it to ``destructive`` unless its ``trusted`` rules name the tool.
-* :func:`result_from_mcp` — a ``CallToolResult`` → :class:`~toolrig.ToolResult` parts.
+* :func:`result_from_mcp` — a ``CallToolResult`` → :class:`~toolrig.ToolResult` parts. An embedded blob
+  resource whose bytes are text (a text mime type, or bytes that are UTF-8 text whatever type they claim)
+  becomes a text resource, so the pipeline redacts and fences it like any text; other blobs keep a mime type
+  their bytes bear out (the sniffed one for a known format, ``application/octet-stream`` for a claimed image
+  or audio type they do not match).
 * :func:`parts_to_mcp` — toolrig parts → MCP content blocks (the server side).
 """
 
@@ -30,6 +34,7 @@ from toolrig import (
     ToolResult,
     Trust,
 )
+from toolrig._results import sniff_mime_type, text_of_bytes
 
 __all__ = ["ContentBlock", "parts_to_mcp", "permission_from_annotations", "result_from_mcp", "spec_options"]
 
@@ -82,11 +87,26 @@ def _decode(data: str) -> bytes:
         return data.encode("utf-8", errors="replace")
 
 
+def _blob_type(data: bytes, claimed: str | None) -> str:
+    """The mime type a blob that is not text goes on with: what its magic bytes say, else its claim if that is
+    not one the magic bytes would have shown (an image or audio type), else ``application/octet-stream``."""
+    sniffed = sniff_mime_type(data)
+    if sniffed != "application/octet-stream":
+        return sniffed
+    if claimed and not claimed.lower().startswith(("image/", "audio/", "text/")):
+        return claimed
+    return sniffed
+
+
 def _resource_part(block: mcp_types.EmbeddedResource) -> ResourcePart:
     res = block.resource
     if isinstance(res, mcp_types.TextResourceContents):
         return ResourcePart(uri=str(res.uri), mime_type=res.mime_type, text=res.text)
-    return ResourcePart(uri=str(res.uri), mime_type=res.mime_type, blob=_decode(res.blob))
+    data = _decode(res.blob)
+    text = text_of_bytes(data, res.mime_type)
+    if text is not None:
+        return ResourcePart(uri=str(res.uri), mime_type=res.mime_type or "text/plain", text=text)
+    return ResourcePart(uri=str(res.uri), mime_type=_blob_type(data, res.mime_type), blob=data)
 
 
 def _part(block: Any) -> Part:

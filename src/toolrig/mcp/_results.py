@@ -4,9 +4,19 @@ What a client receives is what the pipeline produced: when a stage changed the t
 tool's output, cut it, added a note, redacted it), the text content is ``outcome.content`` and only
 the binary parts (images, audio, blobs) travel beside it, and embedded text resources keep their place with
 their text fenced the same way; otherwise the result's parts go as they are.
-Structured content is sent for tools with an output schema (for an internal tool also without one, when
-its JSON part is an object); a failure is an ``isError`` result whose text is the model-readable error
-line, with the structured error under ``_meta["toolrig/error"]``.
+Structured content is built from the pipeline's outcome too, never from what the tool sent:
+
+* an internal tool's is its JSON part after the output stage (secrets redacted, lists capped), for a tool
+  with an output schema (or without one, when the part is an object);
+* an external tool's (``trust="external"``: every upstream tool of a gateway) is its JSON object after the
+  output stage with every non-empty string fenced (the nonce of the text content) and every key sanitised
+  (:func:`toolrig.fencing.fence_strings`), and only when that fits the character limit the text content was
+  held to (``outcome.meta["max_chars"]``); otherwise it is withheld, and ``_meta["toolrig/structured"]``
+  says why. An external tool is listed without its output schema: fenced strings no longer match ``enum``,
+  ``pattern`` or ``maxLength``, and a withheld result would fail a client that validates (the SDK's does).
+
+A failure is an ``isError`` result whose text is the model-readable error line, with the structured error
+under ``_meta["toolrig/error"]``.
 """
 
 from __future__ import annotations
@@ -17,14 +27,16 @@ from typing import Any
 import mcp_types
 
 from toolrig import AudioPart, BaseTool, ImagePart, JsonPart, ResourcePart, ToolOutcome, ToolSpec, Trust
-from toolrig.fencing import fence
+from toolrig.fencing import fence, fence_strings
 from toolrig.mcp._convert import ContentBlock, part_to_mcp, structured_of
 from toolrig.mcp._core import WRAP_MARKER
 from toolrig.providers import to_mcp
 
-__all__ = ["ERROR_META_KEY", "outcome_to_mcp", "tool_definitions"]
+__all__ = ["ERROR_META_KEY", "STRUCTURED_META_KEY", "outcome_to_mcp", "tool_definitions"]
 
 ERROR_META_KEY = "toolrig/error"
+STRUCTURED_META_KEY = "toolrig/structured"
+"""Where a result says why an external tool's structured content was withheld."""
 
 
 _PART_KINDS = frozenset({"text", "json", "image", "audio", "resource"})
@@ -52,7 +64,7 @@ def _wire(spec: ToolSpec) -> dict[str, Any]:
     if cached is not None and cached[0] is spec:
         return cached[1]
     definition = to_mcp([spec])[0]
-    if _describes_a_part(spec.output_schema):
+    if _describes_a_part(spec.output_schema) or spec.trust is Trust.EXTERNAL:
         definition.pop("outputSchema", None)
     if len(_DEFINITIONS) >= _MAX_CACHED:
         _DEFINITIONS.clear()
@@ -81,16 +93,35 @@ def _fenced_resource(part: ResourcePart, outcome: ToolOutcome) -> ContentBlock:
         uri=part.uri, mime_type=part.mime_type, text=text))
 
 
-def _structured(outcome: ToolOutcome, spec: ToolSpec | None) -> Any:
+def _external_structured(outcome: ToolOutcome, data: Any) -> tuple[Any, str | None]:
+    """An external tool's structured content, fenced and held to the text's limit, or None and why not."""
+    nonce = outcome.meta.get("fence")
+    if not isinstance(nonce, str):
+        return None, "withheld: the output of this external tool was not fenced"
+    try:
+        fenced = fence_strings(data, tool=outcome.name, nonce=nonce)
+    except ValueError as exc:
+        return None, f"withheld: {exc}"
+    limit = outcome.meta.get("max_chars")
+    size = len(JsonPart(fenced).render())
+    if isinstance(limit, int) and size > limit:
+        return None, (f"withheld: {size:,} characters once fenced, over the output limit of {limit:,} "
+                      "(the text content has the data, fenced and cut to the limit)")
+    return fenced, None
+
+
+def _structured(outcome: ToolOutcome, spec: ToolSpec | None) -> tuple[Any, str | None]:
+    """The structured content to send, and why it was withheld when it was."""
     result = outcome.result
     if result is None or spec is None:
-        return None
-    if spec.output_schema is not None and not _describes_a_part(spec.output_schema):
-        return structured_of(result.parts, _wire(spec).get("outputSchema"), WRAP_MARKER)
-    if spec.trust is Trust.INTERNAL:
+        return None, None
+    if spec.trust is Trust.EXTERNAL:
         data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
-        return data if isinstance(data, dict) else None
-    return None
+        return _external_structured(outcome, data) if isinstance(data, dict) else (None, None)
+    if spec.output_schema is not None and not _describes_a_part(spec.output_schema):
+        return structured_of(result.parts, _wire(spec).get("outputSchema"), WRAP_MARKER), None
+    data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
+    return (data if isinstance(data, dict) else None), None
 
 
 def outcome_to_mcp(outcome: ToolOutcome, spec: ToolSpec | None) -> mcp_types.CallToolResult:
@@ -110,5 +141,7 @@ def outcome_to_mcp(outcome: ToolOutcome, spec: ToolSpec | None) -> mcp_types.Cal
                    if isinstance(p, ResourcePart) and p.text is not None]
     if not blocks:
         blocks = [mcp_types.TextContent(type="text", text="")]
-    return mcp_types.CallToolResult(content=blocks, structured_content=_structured(outcome, spec),
-                                    is_error=result.is_error)
+    structured, withheld = _structured(outcome, spec)
+    note = {STRUCTURED_META_KEY: withheld} if withheld is not None else None
+    return mcp_types.CallToolResult(content=blocks, structured_content=structured, is_error=result.is_error,
+                                    _meta=note)

@@ -2,22 +2,26 @@
 
 The SDK's ``stdio_server()`` reads a line however long it is, and a line that is not a JSON-RPC message
 reaches the session as an exception that no client ever hears of. Here each line of stdin is read with a
-bound (``max_line`` bytes; the rest of a longer line is read and dropped in small pieces, never held) and
-checked first, as the HTTP endpoint checks a body (:mod:`toolrig.mcp._limits`): what does not parse as
-standard JSON gets ``-32700``, a batch, a non-object, a bad ``jsonrpc``/``method``/``id`` or a message of
-no known shape gets ``-32600`` (with the request's id when it has a usable one), and the server reads on.
-Only valid messages are handed to the SDK's transport, which still owns stdout (and keeps stray output
-of tools off the wire). Stdin is read from a private duplicate; descriptor 0 points at ``/dev/null``
-meanwhile, so tools and their children read nothing of the protocol.
+bound (``max_line`` bytes; the rest of a longer line is read and dropped in small pieces, never held: the
+:class:`~toolrig.mcp._lines.LineSplitter` the client transport uses too; it is answered with the request's id
+when its first or last bytes tell it) and checked first, as the HTTP endpoint checks a body
+(:mod:`toolrig.mcp._limits`): what does not parse as standard JSON gets ``-32700``, a batch, a
+non-object, a bad ``jsonrpc``/``method``/``id`` or a message of no known shape gets ``-32600`` (with the
+request's id when it has a usable one), and the server reads on. Only valid messages are handed to the SDK's
+transport, which still owns stdout (and keeps stray output of tools off the wire). Stdin is read from a
+private duplicate; descriptor 0 points at ``/dev/null`` meanwhile, so tools and their children read nothing
+of the protocol.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import os
+from collections import deque
 from collections.abc import AsyncIterator
-from typing import IO, Any, cast
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -28,13 +32,15 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from toolrig.mcp._limits import MAX_BODY_BYTES, envelope_problem
+from toolrig.mcp._lines import LineSplitter, Oversized
+from toolrig.mcp._oversized import request_id_of
 
 __all__ = ["MAX_LINE_BYTES", "checked_stdio"]
 
 MAX_LINE_BYTES = MAX_BODY_BYTES
 """Longest message line accepted over stdio (4 MiB, as an HTTP body)."""
 
-_SKIP_CHUNK = 1 << 16
+_CHUNK = 1 << 16
 
 
 def _usable_id(message: Any) -> str | int | None:
@@ -62,24 +68,25 @@ def problem_of(line: bytes) -> tuple[int, str, str | int | None] | None:
 class _CheckedLines:
     """Valid message lines of ``source`` for the SDK's reader; errors for the rest go to ``answer``."""
 
-    def __init__(self, source: IO[bytes], max_line: int) -> None:
+    def __init__(self, source: io.BufferedIOBase, max_line: int) -> None:
         self.source = source
         self.max_line = max_line
         self.write: Any = None
         self.ready = anyio.Event()
+        self._lines = LineSplitter(max_line)
+        self._pending: deque[bytes | Oversized] = deque()
+        self._ended = False
 
     def __aiter__(self) -> _CheckedLines:
         return self
 
     async def __anext__(self) -> str:
         while True:
-            line = await anyio.to_thread.run_sync(self.source.readline, self.max_line + 1, abandon_on_cancel=True)
-            if not line:
-                raise StopAsyncIteration
-            if len(line) > self.max_line and not line.endswith(b"\n"):
-                await anyio.to_thread.run_sync(self._drop_rest, abandon_on_cancel=True)
+            line = await self._next_line()
+            if isinstance(line, Oversized):
+                ident = request_id_of(line.head, line.tail)
                 await self._answer((mcp_types.INVALID_REQUEST, f"Invalid request: a message over "
-                                    f"{self.max_line:,} bytes", None))
+                                    f"{self.max_line:,} bytes", ident))
                 continue
             if not line.strip():
                 continue
@@ -88,11 +95,19 @@ class _CheckedLines:
                 return line.decode("utf-8")
             await self._answer(problem)
 
-    def _drop_rest(self) -> None:
-        while True:
-            piece = self.source.readline(_SKIP_CHUNK)
-            if not piece or piece.endswith(b"\n"):
-                return
+    async def _next_line(self) -> bytes | Oversized:
+        while not self._pending:
+            if self._ended:
+                raise StopAsyncIteration
+            chunk = await anyio.to_thread.run_sync(self.source.read1, _CHUNK, abandon_on_cancel=True)
+            if chunk:
+                self._pending.extend(self._lines.feed(chunk))
+            else:
+                self._ended = True
+                last = self._lines.end()
+                if last is not None:
+                    self._pending.append(last)
+        return self._pending.popleft()
 
     async def _answer(self, problem: tuple[int, str, str | int | None]) -> None:
         code, text, ident = problem

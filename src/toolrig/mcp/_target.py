@@ -29,7 +29,7 @@ _TYPE_ALIASES: dict[str, Kind] = {
     "streamablehttp": "http", "ws": "ws", "websocket": "ws",
 }
 _ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "transport", "disabled",
-                         "timeout", "prefix", "description", "trusted", "sandbox"})
+                         "timeout", "prefix", "description", "trusted", "sandbox", "max_message_bytes"})
 _SANDBOX_KEYS = frozenset({"network", "ro_paths", "rw_paths"})
 
 
@@ -71,6 +71,8 @@ class Target:
         sandbox: how a stdio server is sandboxed: a :class:`LaunchSandbox`, ``False`` (said explicitly: not
             sandboxed) or None (not said: the gateway sandboxes it, a plain :class:`~toolrig.mcp.MCPToolset`
             does not unless asked).
+        max_message_bytes: the largest message read from the server (None: the default, 16 MiB); an answer
+            over it fails only the call it answers.
     """
 
     kind: Kind
@@ -81,6 +83,7 @@ class Target:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     sandbox: LaunchSandbox | Literal[False] | None = None
+    max_message_bytes: int | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -176,10 +179,19 @@ def _sandbox(value: Any, where: str) -> LaunchSandbox | Literal[False] | None:
                          rw_paths=_paths(value.get("rw_paths"), f"{where}.sandbox.rw_paths"))
 
 
+def _max_message(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+        raise MCPConfigError(f"{where}.max_message_bytes must be a whole number of bytes, at least 1024")
+    return value
+
+
 def _from_entry(entry: Mapping[str, Any], where: str) -> Target:
     unknown = set(entry) - _ENTRY_KEYS
     if unknown:
         raise MCPConfigError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_ENTRY_KEYS)}")
+    limit = _max_message(entry.get("max_message_bytes"), where)
     declared = entry.get("type", entry.get("transport"))
     kind: Kind | None = None
     if declared is not None:
@@ -198,7 +210,7 @@ def _from_entry(entry: Mapping[str, Any], where: str) -> Target:
         if cwd is not None and not isinstance(cwd, str):
             raise MCPConfigError(f"{where}: 'cwd' must be a string")
         return Target(kind="stdio", command=command, args=tuple(args), env=_strings(entry.get("env"), f"{where}.env"),
-                      cwd=cwd, sandbox=_sandbox(entry.get("sandbox"), where))
+                      cwd=cwd, sandbox=_sandbox(entry.get("sandbox"), where), max_message_bytes=limit)
     if entry.get("sandbox") is not None:
         raise MCPConfigError(f"{where}: 'sandbox' applies to servers it launches ('command'), not to a 'url'")
     url = entry.get("url")
@@ -211,7 +223,8 @@ def _from_entry(entry: Mapping[str, Any], where: str) -> Target:
         kind = guessed
     elif (kind == "ws") != (guessed == "ws"):
         raise MCPConfigError(f"{where}: type {declared!r} does not match the url scheme of {url!r}")
-    return Target(kind=kind, url=url, headers=_strings(entry.get("headers"), f"{where}.headers"))
+    return Target(kind=kind, url=url, headers=_strings(entry.get("headers"), f"{where}.headers"),
+                  max_message_bytes=limit)
 
 
 def parse_target(target: str | Sequence[str] | Mapping[str, Any] | Target, *, where: str = "target") -> Target:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -71,6 +72,8 @@ class MCPToolset(Toolset):
             :class:`toolrig.sandbox.Sandbox`, False (not), or None (as the entry's ``sandbox`` says; default:
             not). Network, extra readable and writable paths come from the entry's ``sandbox`` table. Without
             an adequate sandbox the server is not started (the connection fails with the reason).
+        max_message_bytes: the largest message read from the server (None: the entry's
+            ``max_message_bytes``, else 16 MiB); a larger answer fails only the call it answers.
 
     Attributes:
         sandbox: the sandbox the server runs in (None: not sandboxed).
@@ -84,9 +87,15 @@ class MCPToolset(Toolset):
                  reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
                  auth: Any = None, client_name: str | None = None, trusted: bool = False,
-                 sandbox: bool | Sandbox | None = None, holder: Callable[[str], str | None] | None = None) -> None:
-        self.target, self.sandbox = resolve_sandbox(parse_target(target).with_extras(env=env, headers=headers),
-                                                    sandbox)
+                 sandbox: bool | Sandbox | None = None, holder: Callable[[str], str | None] | None = None,
+                 max_message_bytes: int | None = None) -> None:
+        parsed = parse_target(target).with_extras(env=env, headers=headers)
+        if max_message_bytes is not None:
+            if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int) \
+                    or max_message_bytes < 1024:
+                raise DefinitionError("max_message_bytes must be a whole number of bytes, at least 1024")
+            parsed = dataclasses.replace(parsed, max_message_bytes=max_message_bytes)
+        self.target, self.sandbox = resolve_sandbox(parsed, sandbox)
         if auth is not None and self.target.kind not in ("http", "sse"):
             raise DefinitionError(f"auth= signs HTTP requests; {self.target.describe()} is a {self.target.kind} server")
         if prefix is not None:

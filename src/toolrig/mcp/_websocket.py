@@ -18,6 +18,9 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from toolrig.mcp._lines import KEEP
+from toolrig.mcp._oversized import origin_of, too_large_error, too_many_values
+
 __all__ = ["websocket_client"]
 
 log = logging.getLogger("toolrig.mcp")
@@ -26,12 +29,14 @@ Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObj
 """What a transport yields: messages from the server (or parse errors), and messages to it."""
 
 MAX_FRAME = 16 * 1024 * 1024
-"""Largest frame accepted from the server (bytes)."""
+"""Largest frame accepted from the server by default (bytes). A larger one closes the connection (close code
+1009): a frame cannot be skipped without reading it, so over WebSocket an oversized message ends the session.
+A frame of more JSON values than :data:`~toolrig.mcp._oversized.MAX_VALUES` answers its request with an error."""
 
 
 @asynccontextmanager
 async def websocket_client(url: str, *, headers: Mapping[str, str] | None = None,
-                           open_timeout: float = 30.0) -> AsyncIterator[Streams]:
+                           open_timeout: float = 30.0, max_message: int = MAX_FRAME) -> AsyncIterator[Streams]:
     """Connect to an MCP server over WebSocket and yield the (read, write) streams.
 
     Raises:
@@ -44,7 +49,7 @@ async def websocket_client(url: str, *, headers: Mapping[str, str] | None = None
     write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](16)
     try:
         socket = await connect(url, subprotocols=[_subprotocol("mcp")], additional_headers=dict(headers or {}),
-                               open_timeout=open_timeout, max_size=MAX_FRAME)
+                               open_timeout=open_timeout, max_size=max_message)
     except InvalidHandshake as exc:
         raise ConnectionRefusedError(f"WebSocket handshake with {url} failed: {exc}") from exc
 
@@ -52,8 +57,8 @@ async def websocket_client(url: str, *, headers: Mapping[str, str] | None = None
         async with read_send:
             try:
                 async for frame in socket:
-                    text = frame if isinstance(frame, str) else frame.decode("utf-8", errors="replace")
-                    await read_send.send(_parse(text))
+                    data = frame.encode("utf-8") if isinstance(frame, str) else frame
+                    await read_send.send(_parse(data, server=url, limit=max_message))
             except ConnectionClosed:
                 return
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -84,9 +89,16 @@ def _subprotocol(name: str) -> Any:
     return Subprotocol(name)
 
 
-def _parse(text: str) -> SessionMessage | Exception:
+def _parse(data: bytes, *, server: str, limit: int) -> SessionMessage | Exception:
+    """One frame as a message; a frame of too many JSON values answers its request with an error instead."""
+    if too_many_values(data):
+        origin = origin_of(data[:KEEP], data[-KEEP:])
+        log.warning("dropped a WebSocket frame of too many JSON values from the MCP server at %s", server)
+        if origin.id is None:
+            return ValueError("a message of too many JSON values was dropped")
+        return SessionMessage(too_large_error(origin.id, server=server, limit=limit, values=True))
     try:
-        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(data, by_name=False))
     except ValueError as exc:
         log.warning("dropped a malformed WebSocket frame from the MCP server: %s", exc)
         return exc

@@ -19,6 +19,7 @@ from toolrig.errors import (
     ModelRetry,
     PathDenied,
     RateLimitedError,
+    ResultTooLargeError,
     ToolFailure,
     TransientError,
     URLDenied,
@@ -73,6 +74,8 @@ def error_from_exception(exc: BaseException, *, tool: str) -> ToolError:
         return ToolError.of(ErrorKind.RATE_LIMITED, f"{tool} is rate limited upstream: {exc}", **details)
     if isinstance(exc, GuardError):
         return _refusal(exc, tool)
+    if isinstance(exc, ResultTooLargeError):
+        return ToolError.of(ErrorKind.OUTPUT_TOO_LARGE, _short(exc), limit=exc.limit, server=exc.server)
     if isinstance(exc, ModelRetry):
         return ToolError.of(ErrorKind.RETRY_REQUESTED, _short(exc))
     if isinstance(exc, TransientError):

@@ -5,12 +5,15 @@ Per-tool formatters run earlier, when the innermost handler converts the raw ret
 
 1. a result longer than ``hard_limit`` characters fails with ``output_too_large``;
 2. JSON lists longer than ``max_items`` keep their first items (at any depth);
-3. secrets are redacted from the text, the JSON data, resource URIs and error messages;
-4. content longer than ``max_chars`` is cut, keeping its beginning.
+3. binary parts (images, audio, blobs) larger than ``max_binary_bytes`` are dropped;
+4. secrets are redacted from the text, the JSON data, resource URIs and texts, and error messages;
+5. content longer than ``max_chars`` is cut, keeping its beginning.
 
 Each cut adds a notice stating what was dropped. For internal tools the notices are appended to
 the content; for ``trust="external"`` tools they go to ``outcome.meta["notices"]`` and the fence
-stage places them after the closing delimiter, outside the attacker-controlled text.
+stage places them after the closing delimiter, outside the attacker-controlled text, and the limit the
+content was held to is noted in ``outcome.meta["max_chars"]`` (the MCP server holds an external tool's
+structured content to it too).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig._results import JsonPart, Part, ResourcePart, TextPart, ToolResult
+from toolrig._results import AudioPart, ImagePart, JsonPart, Part, ResourcePart, TextPart, ToolResult
 from toolrig._spec import Trust
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 from toolrig.runtime._chain import CallNext, Stage
@@ -40,14 +43,17 @@ class OutputLimits:
         max_chars: content longer than this is truncated (characters).
         max_items: JSON lists longer than this keep their first ``max_items`` items.
         hard_limit: a result whose content is longer than this fails with ``output_too_large``.
+        max_binary_bytes: an image, audio or blob part larger than this is dropped, with a notice (5 MiB, the
+            largest image most model APIs take).
     """
 
     max_chars: int | None = 20_000
     max_items: int | None = 100
     hard_limit: int | None = 2_000_000
+    max_binary_bytes: int | None = 5 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("max_chars", "max_items", "hard_limit"):
+        for name in ("max_chars", "max_items", "hard_limit", "max_binary_bytes"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"OutputLimits.{name} must be a positive number or None")
@@ -104,6 +110,25 @@ def _cap_notice(dropped: dict[str, int], limit: int) -> str:
             "Ask for less (a filter or a page) to see the rest.]")
 
 
+def _binary_size(part: Part) -> int:
+    if isinstance(part, ImagePart | AudioPart):
+        return len(part.data)
+    if isinstance(part, ResourcePart) and part.blob is not None:
+        return len(part.blob)
+    return 0
+
+
+def _drop_large_binaries(parts: list[Part], limit: int, notices: list[str]) -> list[Part]:
+    kept: list[Part] = []
+    for part in parts:
+        if _binary_size(part) > limit:
+            notices.append(f"[toolrig: {part.render()[1:-1]} dropped: larger than the limit of {limit:,} bytes "
+                           "for binary content.]")
+        else:
+            kept.append(part)
+    return kept
+
+
 def _redact_part(part: Part, redactor: Redactor) -> Part:
     if isinstance(part, TextPart):
         text = redactor.text(part.text)
@@ -134,9 +159,13 @@ def _shape_result(result: ToolResult, limits: OutputLimits, redactor: Redactor |
                     parts[i] = JsonPart(data)
                     notices.append(_cap_notice(dropped, limits.max_items))
                     capped = True
+    if limits.max_binary_bytes is not None:
+        size = len(notices)
+        parts = _drop_large_binaries(parts, limits.max_binary_bytes, notices)
+        capped = capped or len(notices) > size
     if redactor is not None:
         parts = [_redact_part(p, redactor) for p in parts]
-    if all(a is b for a, b in zip(parts, result.parts, strict=True)):
+    if len(parts) == len(result.parts) and all(a is b for a, b in zip(parts, result.parts, strict=True)):
         return result, notices, capped
     return dataclasses.replace(result, parts=tuple(parts)), notices, capped
 
@@ -265,4 +294,7 @@ class OutputStage(Stage):
         tool = inv.tool
         external = tool is not None and tool.spec.trust is Trust.EXTERNAL
         limits = self.per_tool.get(outcome.name, self.limits) if self.per_tool else self.limits
-        return shape_output(outcome, limits, self.redactor, notices_inline=not external)
+        shaped = shape_output(outcome, limits, self.redactor, notices_inline=not external)
+        if external and limits.max_chars is not None:
+            shaped = shaped.derive(meta={**shaped.meta, "max_chars": limits.max_chars})
+        return shaped
