@@ -21,6 +21,7 @@ used for a decision (:func:`agent_of`).
 from __future__ import annotations
 
 import hmac
+import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BearerAuth", "JWTVerifier", "StaticTokens", "VerifiedToken", "agent_of", "check_agent_layers",
            "gives_agents"]
+
+log = logging.getLogger("toolrig.mcp.auth")
 
 _ENTRY_KEYS = frozenset({"user", "agent", "audience", "scopes"})
 
@@ -212,18 +215,22 @@ def gives_agents(auth: BearerAuth | None) -> bool:
 
 
 def check_agent_layers(layers: Iterable[Layer], auth: BearerAuth | None, *, where: str = "the policy") -> None:
-    """Refuse ``agent`` policy layers that no caller could ever match, since agents come from credentials only.
+    """Refuse ``agent`` policy layers for unauthenticated callers, since agents come from credentials only.
+
+    With ``auth`` whose credentials name no agent (static tokens without ``agent``, JWTs without ``agent_claim``)
+    such a layer applies to nobody: that is logged as a warning, not refused (the callers are still known).
 
     Raises:
-        ValueError: a layer selects an agent, and ``auth`` is None (no credentials: stdio, or HTTP without
-            ``auth``) or gives no agents (static tokens without ``agent``, JWTs without ``agent_claim``).
+        ValueError: a layer selects an agent and ``auth`` is None (no credentials: stdio, or HTTP without auth).
     """
     chosen = [layer for layer in layers if layer.agent is not None]
     if not chosen or gives_agents(auth):
         return
     layer = chosen[0]
-    why = ("callers are not authenticated (no bearer auth)" if auth is None
-           else "no credential names an agent (give static tokens an 'agent', or set 'agent_claim' for JWTs)")
-    raise ValueError(f"{where}: layer {layer.name!r} selects agent {layer.agent!r}, but agents come only from "
-                     f"credentials and {why}; a client's self-declared name (clientInfo.name) is never used for a "
-                     "decision, so this layer could never apply")
+    problem = (f"{where}: layer {layer.name!r} selects agent {layer.agent!r}, but agents come only from credentials "
+               "and {why}; a client's self-declared name (clientInfo.name) is never used for a decision, so this "
+               "layer applies to nobody")
+    if auth is None:
+        raise ValueError(problem.format(why="callers are not authenticated (no bearer auth)"))
+    log.warning(problem.format(why="no credential names an agent (give static tokens an 'agent', or set "
+                                   "'agent_claim' for JWTs)"))
