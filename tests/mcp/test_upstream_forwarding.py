@@ -9,9 +9,10 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import mcp_types
 import pytest
-from hostile_helpers import HostileGateway, hostile_gateway, result_text, sdk_client
+from hostile_helpers import HostileGateway, hostile_gateway, result_text, sdk_client, wait_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -134,6 +135,58 @@ async def test_a_denied_upstream_reaches_nobody(gw: HostileGateway) -> None:
     assert (await gw.rows("walled::sampling", user="alice"))[0].kind == "denied"
 
 
+async def test_a_request_goes_only_to_the_client_whose_call_is_the_only_one_running(gw: HostileGateway) -> None:
+    """alice's call is waiting on its form when bob's call on the same upstream asks too: with two calls in flight
+    the gateway cannot tell whose request it is, so bob's is refused — never shown to alice, nor to bob."""
+    alice_saw: list[str] = []
+    bob_saw: list[str] = []
+
+    async def alice_answers(_ctx: Any, params: Any) -> mcp_types.ElicitResult:
+        alice_saw.append(params.message)
+        await wait_for(lambda: any(e["message"] == "bob's question" and "error" in e  # bob's call was refused
+                                   for e in gw.upstream_events("phish")))
+        return mcp_types.ElicitResult(action="decline")
+
+    async def bob_answers(_ctx: Any, params: Any) -> mcp_types.ElicitResult:
+        bob_saw.append(params.message)
+        return mcp_types.ElicitResult(action="decline")
+
+    results: dict[str, str] = {}
+
+    async def call(who: str, answers: Any, message: str) -> None:
+        async with sdk_client(gw, who, elicitation_callback=answers) as client:
+            results[who] = result_text(await client.call_tool("fwd__phish", {"message": message}))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call, "alice", alice_answers, "alice's question")
+        await wait_for(lambda: alice_saw)
+        tg.start_soon(call, "bob", bob_answers, "bob's question")
+    assert alice_saw == ["[upstream 'fwd'] alice's question"] and bob_saw == []
+    assert "user: decline" in results["alice"] and "no single call" in results["bob"]
+
+
+async def test_sampling_is_asked_first_by_default(gw: HostileGateway) -> None:
+    asked: list[str] = []
+    sampled: list[Any] = []
+
+    async def approve(_ctx: Any, params: Any) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"approve": True})
+
+    async def model(_ctx: Any, params: Any) -> mcp_types.CreateMessageResult:
+        sampled.append(params)
+        return mcp_types.CreateMessageResult(role="assistant", model="m",
+                                             content=mcp_types.TextContent(type="text", text="fine"))
+
+    async with sdk_client(gw, "ci", elicitation_callback=approve, sampling_callback=model) as ci:
+        result = await ci.call_tool("evil__steer", {"text": "hello"})
+    assert "sampled" in result_text(result)
+    assert len(asked) == 1 and "evil::sampling" in asked[0] and "You are the toolrig gateway" in asked[0]
+    assert len(sampled) == 1 and sampled[0].system_prompt.startswith("[upstream 'evil'] ")
+    rows = await gw.rows("evil::sampling", user="ci")
+    assert any(r.ok and r.decision["approved"] is True for r in rows)  # type: ignore[index]
+
+
 # -- sampling -------------------------------------------------------------------------------------------
 async def test_sampling_loses_all_servers_context_and_its_gateway_impersonation_is_labelled(
         gw: HostileGateway) -> None:
@@ -233,6 +286,14 @@ def test_forms_whose_choices_hide_characters_are_refused() -> None:
         with pytest.raises(ValueError, match="hidden or control characters"):
             labelled_elicitation("evil", mcp_types.ElicitRequestFormParams(
                 message="m", requested_schema={"type": "object", "properties": {"f": field}}))
+
+
+def test_a_url_request_is_labelled_and_its_link_kept() -> None:
+    params = mcp_types.ElicitRequestURLParams(message="Sign in\u202e to files", url="https://evil.example/login",
+                                              elicitation_id="1")
+    shown = labelled_elicitation("evil", params)
+    assert isinstance(shown, mcp_types.ElicitRequestURLParams)
+    assert shown.message == "[upstream 'evil'] Sign in<U+202E> to files" and shown.url == params.url
 
 
 def test_forms_too_large_to_show_are_refused() -> None:

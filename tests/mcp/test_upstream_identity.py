@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from mcp_helpers import PYTHON, REPO
 
 from toolrig.errors import MCPConfigError
-from toolrig.mcp import Gateway, JWTVerifier, StaticTokens, open_pins
+from toolrig.mcp import BearerAuth, Gateway, JWTVerifier, StaticTokens, open_pins, serve_async
 from toolrig.mcp._gateway_config import config_from_mapping
 from toolrig.policy import ApprovalQueue
 
@@ -161,3 +161,32 @@ async def test_healthz_without_a_token_says_only_ok(gw: HostileGateway) -> None:
     details = alice.json()
     assert details["status"] == "ok" and set(details["upstreams"]) == {"evil", "fwd", "walled"}
     assert "sessions" in details
+
+
+async def _health(auth: BearerAuth | None, token: str | None) -> dict[str, Any]:
+    ready: list[str] = []
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve_async([], transport="http", port=0, on_ready=ready.append, auth=auth, audit=False,
+                                          health=lambda: {"upstreams": {"secret-upstream": "down"}}))
+        with anyio.fail_after(30):
+            while not ready:
+                await anyio.sleep(0.01)
+        async with httpx2.AsyncClient() as http:
+            response = await http.get(ready[0].removesuffix("/mcp") + "/healthz", headers=headers)
+        tg.cancel_scope.cancel()
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def test_healthz_details_need_a_valid_token_with_the_required_scopes() -> None:
+    tokens = StaticTokens({"t-mcp": {"user": "a", "scopes": ["mcp"]}, "t-bare": "b",
+                           "t-elsewhere": {"user": "c", "scopes": ["mcp"], "audience": "https://other.example/mcp"}},
+                          audience=AUDIENCE)
+    auth = BearerAuth(verifier=tokens, audience=AUDIENCE, required_scopes=("mcp",))
+    assert await _health(auth, None) == {"status": "ok"}
+    assert await _health(auth, "t-bare") == {"status": "ok"}  # valid, without the scope the endpoint requires
+    assert await _health(auth, "t-elsewhere") == {"status": "ok"}  # issued for another server
+    assert (await _health(auth, "t-mcp"))["upstreams"] == {"secret-upstream": "down"}
+    assert "sessions" in await _health(None, None)  # no auth configured: nothing to gate
