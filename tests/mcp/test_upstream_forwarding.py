@@ -296,6 +296,21 @@ def test_a_url_request_is_labelled_and_its_link_kept() -> None:
     assert shown.message == "[upstream 'evil'] Sign in<U+202E> to files" and shown.url == params.url
 
 
+@pytest.mark.parametrize("depth", [10, 400, 990, 5_000])
+def test_a_deeply_nested_form_is_shown_or_refused_never_a_crash(depth: int) -> None:
+    field: dict[str, Any] = {"type": "string", "description": "leaf"}
+    for _ in range(depth):
+        field = {"type": "array", "items": field}
+    params = mcp_types.ElicitRequestFormParams(message="m", requested_schema={"type": "object",
+                                                                              "properties": {"f": field}})
+    try:
+        shown = labelled_elicitation("evil", params)
+    except ValueError as exc:
+        assert "nested too deeply" in str(exc) or "cannot be encoded" in str(exc)
+    else:
+        assert shown.requested_schema["title"].startswith("[upstream 'evil'] ")  # type: ignore[union-attr]
+
+
 def test_forms_too_large_to_show_are_refused() -> None:
     many = {f"f{i}": {"type": "string"} for i in range(100)}
     with pytest.raises(ValueError, match="fields"):

@@ -103,7 +103,7 @@ def _titled(name: str, field: dict[str, Any], original: Mapping[str, Any]) -> di
     for choice in _choices(original):
         if _visible(choice) != choice:
             raise _Unshowable(f"a choice of the form's field {shown(name, 100)} has hidden or control characters: "
-                                 f"{shown(choice, 100)}")
+                              f"{shown(choice, 100)}")
     return field
 
 
@@ -140,8 +140,11 @@ def labelled_elicitation(server: str, params: mcp_types.ElicitRequestParams) -> 
     message = f"{label(server)} {shown(params.message)}"
     if isinstance(params, mcp_types.ElicitRequestURLParams):
         return params.model_copy(update={"message": message})
-    return params.model_copy(update={"message": message,
-                                     "requested_schema": _form_schema(server, params.requested_schema)})
+    try:
+        schema = _form_schema(server, params.requested_schema)
+    except RecursionError:
+        raise _Unshowable("the form's schema is nested too deeply") from None
+    return params.model_copy(update={"message": message, "requested_schema": schema})
 
 
 # -- sampling --------------------------------------------------------------------------------------------
