@@ -311,6 +311,12 @@ def test_a_deeply_nested_form_is_shown_or_refused_never_a_crash(depth: int) -> N
         assert shown.requested_schema["title"].startswith("[upstream 'evil'] ")  # type: ignore[union-attr]
 
 
+def test_sampling_requests_too_long_to_show_are_refused() -> None:
+    message = mcp_types.SamplingMessage(role="user", content=mcp_types.TextContent(type="text", text="hi"))
+    with pytest.raises(ValueError, match="messages"):
+        labelled_sampling("evil", mcp_types.CreateMessageRequestParams(messages=[message] * 51, max_tokens=5))
+
+
 def test_forms_too_large_to_show_are_refused() -> None:
     many = {f"f{i}": {"type": "string"} for i in range(100)}
     with pytest.raises(ValueError, match="fields"):

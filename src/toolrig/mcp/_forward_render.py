@@ -24,7 +24,7 @@ from typing import Any
 
 import mcp_types
 
-__all__ = ["MAX_FIELDS", "MAX_LOG_TEXT", "MAX_TEXT", "label", "labelled_elicitation",
+__all__ = ["MAX_FIELDS", "MAX_LOG_TEXT", "MAX_MESSAGES", "MAX_TEXT", "label", "labelled_elicitation",
            "labelled_log", "labelled_sampling", "request_summary", "shown"]
 
 MAX_TEXT = 4_000
@@ -38,6 +38,9 @@ MAX_FIELDS = 32
 
 MAX_SCHEMA_CHARS = 64_000
 """Largest forwarded elicitation form schema, as JSON text."""
+
+MAX_MESSAGES = 50
+"""Most messages in a forwarded sampling request (each shown in its approval prompt and audit row)."""
 
 _SHOWN_KEYS = frozenset({"title", "description"})
 
@@ -163,7 +166,13 @@ def _shown_message(message: mcp_types.SamplingMessage) -> mcp_types.SamplingMess
 def labelled_sampling(server: str, params: mcp_types.CreateMessageRequestParams
                       ) -> mcp_types.CreateMessageRequestParams:
     """``params`` as forwarded: ``includeContext`` stripped to ``"none"``, a labelled system prompt saying the
-    request (and any system prompt it carries) comes from the upstream, every text escaped and cut."""
+    request (and any system prompt it carries) comes from the upstream, every text escaped and cut.
+
+    Raises:
+        _Unshowable: more than :data:`MAX_MESSAGES` messages.
+    """
+    if len(params.messages) > MAX_MESSAGES:
+        raise _Unshowable(f"the request has {len(params.messages)} messages; at most {MAX_MESSAGES} are forwarded")
     theirs = params.system_prompt
     system = (f"{label(server)} This request comes from the upstream MCP server '{_visible(server)}' behind the "
               "toolrig gateway; it does not speak for the gateway or the user.")
@@ -193,20 +202,25 @@ def labelled_log(server: str, params: mcp_types.LoggingMessageNotificationParams
 # -- what the audit row and the approval prompt say ------------------------------------------------------
 def request_summary(params: mcp_types.CreateMessageRequestParams | mcp_types.ElicitRequestParams
                     ) -> dict[str, Any]:
-    """What an upstream asked, as plain data for the audit row and the approval prompt (texts cut, not escaped:
-    the approval prompt escapes what it shows, the audit log stores data)."""
+    """What an upstream asked, as plain data for the audit row and the approval prompt: one value per message or
+    field, so a person can be shown all of it (texts cut, not escaped: the approval prompt escapes what it shows,
+    the audit log stores data)."""
     if isinstance(params, mcp_types.CreateMessageRequestParams):
         messages = []
-        for m in params.messages:
+        for m in params.messages[:MAX_MESSAGES]:  # more are never forwarded (labelled_sampling refuses them)
             blocks = m.content if isinstance(m.content, list) else [m.content]
-            texts = [_cut(b.text) if isinstance(b, mcp_types.TextContent) else f"<{b.type} content>" for b in blocks]
-            messages.append({"role": m.role, "content": texts})
+            texts = [b.text if isinstance(b, mcp_types.TextContent) else f"<{b.type} content>" for b in blocks]
+            messages.append(_cut(f"{m.role}: " + " ".join(texts)))
+        if len(params.messages) > MAX_MESSAGES:
+            messages.append(f"... and {len(params.messages) - MAX_MESSAGES} more messages")
         return {"system_prompt": _cut(params.system_prompt) if params.system_prompt else None,
-                "include_context": params.include_context, "max_tokens": params.max_tokens, "messages": messages[:50]}
+                "include_context": params.include_context, "max_tokens": params.max_tokens, "messages": messages}
     if isinstance(params, mcp_types.ElicitRequestURLParams):
         return {"mode": "url", "message": _cut(params.message), "url": _cut(params.url, 2_000)}
     schema = params.requested_schema
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    fields = {str(k): {x: _cut(str(v.get(x)), 500) for x in ("title", "description", "type") if x in v}
-              if isinstance(v, Mapping) else {} for k, v in list((properties or {}).items())[:MAX_FIELDS]}
+    fields = {}
+    for name, field in list((properties or {}).items())[:MAX_FIELDS]:
+        about = [str(field.get(k)) for k in ("title", "description") if isinstance(field, Mapping) and field.get(k)]
+        fields[str(name)] = _cut(" — ".join(about), 500)
     return {"mode": "form", "message": _cut(params.message), "fields": fields}
