@@ -41,6 +41,8 @@ name = "conformance-gateway"
 command = {json.dumps(PYTHON)}
 args = [{json.dumps(str(FIXTURE))}, "stdio"]
 prefix = false
+forward_sampling = "allow"     # the suite's client answers the fixture's requests itself (default: ask first)
+forward_elicitation = "allow"
 [policy]
 allow = ["*"]
 allowed_tools = ["*"]

@@ -37,7 +37,7 @@ def approve_all(pins: Any, servers: dict[str, Any]) -> None:
 
     for entry in servers.values():
         if "command" in entry:
-            target = parse_target(entry)
+            target = parse_target({k: v for k, v in entry.items() if not k.startswith("forward_")})
             pins.approve_launch(target.argv, target.cwd, target.env)
 
 
@@ -147,19 +147,23 @@ async def test_unapproved_commands_are_not_started(tmp_path: Path) -> None:
 
 
 async def test_server_to_client_traffic_passes_through(tmp_path: Path) -> None:
+    """With forward_sampling / forward_elicitation = "allow", an upstream's requests reach the client, labelled."""
     logs: list[Any] = []
 
     async def sampling(params: Any, ctx: Any) -> Any:
+        assert params.system_prompt.startswith("[upstream 'up']")
         return mcp_types.CreateMessageResult(role="assistant", model="m",
                                              content=mcp_types.TextContent(type="text", text="sampled downstream"))
 
     async def elicitation(params: Any, ctx: Any) -> Any:
+        assert params.message == "[upstream 'up'] who?"
         return mcp_types.ElicitResult(action="accept", content={"name": "Grace"})
 
     async def on_log(params: Any, ctx: Any) -> None:
         logs.append((params.level, params.data))
 
-    async with gateway(tmp_path, {"up": peer()}) as (url, _), MCPToolset(
+    up = {**peer(), "forward_sampling": "allow", "forward_elicitation": "allow"}
+    async with gateway(tmp_path, {"up": up}) as (url, _), MCPToolset(
             url, sampling=sampling, elicitation=elicitation, on_log=on_log) as client:
         assert "sampled downstream" in (await call(client, "up__ask_model", prompt="hi")).text
         assert "Grace" in (await call(client, "up__ask_user", message="who?")).text
@@ -169,7 +173,7 @@ async def test_server_to_client_traffic_passes_through(tmp_path: Path) -> None:
         assert progress == [1.0, 2.0, 3.0]
         await call(client, "up__log")
         await eventually(lambda: len(logs) >= 3)
-        assert ("error", "error message") in logs
+        assert ("error", "[upstream 'up'] error message") in logs
 
 
 async def test_the_downstream_token_is_never_forwarded_upstream(tmp_path: Path) -> None:

@@ -85,17 +85,19 @@ async def test_tools_outside_allowed_tools_are_neither_listed_nor_callable() -> 
 
 
 async def test_each_call_carries_session_user_and_agent(tmp_path: Path) -> None:
+    """The agent is the token's; the client's own name ("toolrig") is kept apart, as ``client_name``."""
     db = tmp_path / "audit.db"
-    auth = BearerAuth(verifier=StaticTokens({"tok-alice": "alice"}, audience="http://127.0.0.1/mcp"),
-                      audience="http://127.0.0.1/mcp")
+    tokens = StaticTokens({"tok-alice": {"user": "alice", "agent": "ci-bot"}}, audience="http://127.0.0.1/mcp")
+    auth = BearerAuth(verifier=tokens, audience="http://127.0.0.1/mcp")
     async with served(auth=auth, audit=str(db), audit_mode="strict") as url:
         async with MCPToolset(url, headers={"Authorization": "Bearer tok-alice"}) as remote:
             who = (await remote.get("whoami").__call_tool__({})).structured  # type: ignore[union-attr]
             again = (await remote.get("whoami").__call_tool__({})).structured  # type: ignore[union-attr]
-    assert who["user"] == "alice" and who["agent"] == "toolrig"
+    assert who["user"] == "alice" and who["agent"] == "ci-bot"
     assert who["session"] == again["session"] and len(base64.urlsafe_b64decode(who["session"] + "=")) == 32
     rows = AuditLog(db).query(tool="whoami")
-    assert {(r.user, r.session) for r in rows} == {("alice", who["session"])}
+    assert {(r.user, r.agent, r.session) for r in rows} == {("alice", "ci-bot", who["session"])}
+    assert {r.meta.get("client_name") for r in rows} == {"toolrig"}
 
 
 async def test_session_ids_are_random_and_bound_to_the_user() -> None:

@@ -54,7 +54,8 @@ class AuditRecord:
         duration_ms: time spent in the runtime.
         attempts: attempts made (retries included).
         repairs: argument repairs applied.
-        meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``).
+        meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``), and ``client_name``: the name
+            an MCP client gave itself (``clientInfo.name``; self-declared, so recorded apart from ``agent``).
     """
 
     id: str
@@ -213,6 +214,12 @@ def _name(text: Any) -> str:
     return shown_name(text, MAX_NAME)
 
 
+def _client_facts(ctx: CallContext) -> dict[str, Any]:
+    """``{"client_name": ...}`` when the caller's client named itself (capped and redacted), else nothing."""
+    name = ctx.metadata.get("client_name") if ctx.metadata else None
+    return {} if name is None else {"client_name": _name(name)}
+
+
 _random = random.Random()  # private: seeded from os.urandom, unaffected by random.seed() in user code
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_random.seed)  # a forked child must not repeat its parent's bits
@@ -231,7 +238,7 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
     arguments, text = _arguments(call, redactor)
     return AuditRecord(id=row_id, call_id=_name(call.id), time=started, tool=_name(call.name), user=ctx.user,
                        agent=ctx.agent, session=ctx.session, arguments=arguments, status=STARTED,
-                       arguments_json=text)
+                       meta=_client_facts(ctx), arguments_json=text)
 
 
 def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
@@ -241,6 +248,8 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
     facts = {k: meta[k] for k in _META_KEYS if k in meta} if meta else {}
     if outcome.truncated:
         facts["truncated"] = True
+    if ctx.metadata:
+        facts.update(_client_facts(ctx))
     error = outcome.error
     kind = error.kind.value if error is not None else "ok" if outcome.ok else ErrorKind.EXECUTION_ERROR.value
     version = meta.get("version")
@@ -270,4 +279,4 @@ def fallback_record(row_id: str, started: float, call: ToolCall, ctx: CallContex
                        session=_name(ctx.session) if ctx.session is not None else None,
                        arguments={"toolrig_unstored": f"the arguments could not be stored ({type(problem).__name__})"},
                        status=STARTED if outcome is None else COMPLETED, ok=ok, kind=kind,
-                       meta={"audit_problem": type(problem).__name__})
+                       meta={"audit_problem": type(problem).__name__, **_client_facts(ctx)})

@@ -89,7 +89,10 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
-        gateway.run(transport=transport, host=host, port=port, on_ready=ready)
+        try:
+            gateway.run(transport=transport, host=host, port=port, on_ready=ready)
+        except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
+            fail(str(exc))
 
 
 def _logging(as_json: bool) -> None:

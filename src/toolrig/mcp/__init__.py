@@ -17,6 +17,8 @@ Server side:
   Origin checked always, optional bearer auth, 256-bit session ids bound to the user, a stateless mode);
   :func:`http_app` — the same as an ASGI app; every call goes through a :class:`toolrig.Runtime`.
 * :class:`ClientPeer` — in a served call, the client behind it (log messages, sampling, elicitation).
+* :class:`ForwardGate` / :class:`ForwardRules` — what an upstream's sampling and elicitation requests may do
+  when passed on to that client (deny / ask / allow per server; labelled, escaped, audited).
 * :class:`Resources` / :class:`Prompts` — resources and prompts served beside the tools.
 
 Gateway (``toolrig serve``): :class:`Gateway` from a :class:`GatewayConfig` — upstream servers, Python tools and
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from toolrig.errors import MCPCallError, MCPConfigError, MCPMaybeRanError, MCPUnavailableError
 from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp._config import MCPServers, from_config, read_servers
+from toolrig.mcp._forward_gate import ForwardGate, ForwardRules
 from toolrig.mcp._health import HealthState, ServerHealth
 from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
 from toolrig.mcp._target import LaunchSandbox, Target, parse_target
@@ -42,7 +45,7 @@ from toolrig.mcp._toolset import ChangeListener, MCPToolset
 
 if TYPE_CHECKING:
     from toolrig.mcp._approvers import ClientApprover
-    from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
+    from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens, VerifiedToken
     from toolrig.mcp._content import ContentCalls, Prompts, PromptSource, Resources, ResourceSource
     from toolrig.mcp._events import MemoryEventStore
     from toolrig.mcp._gateway import Gateway
@@ -94,6 +97,7 @@ _LAZY = {
     "StaticTokens": "toolrig.mcp._auth",
     "ToolServer": "toolrig.mcp._server",
     "UpstreamContent": "toolrig.mcp._upstream",
+    "VerifiedToken": "toolrig.mcp._auth",
     "build_server": "toolrig.mcp._serve",
     "canonical_definition": "toolrig.mcp._pins",
     "config_from_mapping": "toolrig.mcp._gateway_config",
@@ -141,6 +145,8 @@ __all__ = [
     "ClientPeer",
     "ContentCalls",
     "ElicitationHandler",
+    "ForwardGate",
+    "ForwardRules",
     "Gateway",
     "GatewayConfig",
     "GatewayToolset",
@@ -174,6 +180,7 @@ __all__ = [
     "Target",
     "ToolServer",
     "UpstreamContent",
+    "VerifiedToken",
     "build_server",
     "canonical_definition",
     "config_from_mapping",

@@ -12,6 +12,8 @@
   :class:`~toolrig.mcp.GatewayToolset`;
 * a :class:`toolrig.Runtime` with the config's policy, approvals (asked through the MCP client when it
   can, else queued), state (Redis for replicas) and audit (SQLite or PostgreSQL);
+* a :class:`~toolrig.mcp.ForwardGate` for the upstreams' sampling and elicitation requests (per server
+  ``forward_sampling`` / ``forward_elicitation``: deny, ask — the default — or allow; labelled, audited);
 * a :class:`~toolrig.mcp.ToolServer` offering all of it, with the upstream resources and prompts, each read and
   get a call through that Runtime (:mod:`toolrig.mcp._upstream`).
 """
@@ -26,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 from toolrig import Policy, ToolCall, ToolOutcome, current_context
 from toolrig.errors import MCPConfigError
 from toolrig.mcp._approvers import ClientApprover
-from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens
+from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens, check_agent_layers
 from toolrig.mcp._config import MCPServers, from_config, server_namespaces
 from toolrig.mcp._core import policy_from_mapping
+from toolrig.mcp._forward_gate import ForwardGate, gate_from_config
 from toolrig.mcp._gateway_config import GatewayConfig
 from toolrig.mcp._gateway_launch import LaunchAsker, LaunchPlan, SandboxState, launch_targets, plan_launch
 from toolrig.mcp._gateway_toolset import GatewayToolset
@@ -68,13 +71,17 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, *, pins: PinStore | None = None, ask_launch: LaunchAsker | None = None,
                  approval: Any = None, errlog: Any = None, sandbox: Sandbox | None = None) -> None:
-        from toolrig.runtime import Runtime
+        from toolrig.runtime import AuditStage, Runtime
 
         self.config = config
         self.pins = pins or open_pins()
         self.sandbox = SandboxState(sandbox)
         self.launches: dict[str, LaunchPlan] = {}
         self.not_launched: dict[str, str] = {}
+        try:
+            self.forward_gate: ForwardGate = gate_from_config(config.forwarding, config.mcp)
+        except ValueError as exc:
+            raise MCPConfigError(str(exc)) from None
         self.upstreams = self._upstreams(ask_launch, errlog)
         scan, pins_section = config.scan, config.pins
         mode = pins_section.get("mode", "tofu")
@@ -96,11 +103,15 @@ class Gateway:
         # (and after each change), and only warned about, since upstream servers come and go.
         self.toolset.on_open(self._check_allowed)
         self.toolset.on_change(self._check_allowed)
+        self._check_agents(self.auth() if any(la.agent for la in self.policy.layers) else None)
+        approval = approval if approval is not None else self._approval()
         self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
                                state=self._state(), state_failure=runtime.get("state_failure", "open"),
-                               policy=self.policy.as_stage(),
-                               approval=approval if approval is not None else self._approval())
+                               policy=self.policy.as_stage(), approval=approval)
         self.content.runner = self._run_content
+        self.forward_gate.attach(approval=approval, audit=next(
+            (s for s in self.runtime.stages if isinstance(s, AuditStage)), None),
+            approval_timeout=float(config.approvals.get("timeout", 300.0)))
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
 
@@ -129,7 +140,7 @@ class Gateway:
             return None
         mcp = self.config.mcp
         options: dict[str, Any] = {"timeout": mcp.get("timeout", 60.0), "connect_timeout": mcp.get(
-            "connect_timeout", 30.0), "errlog": errlog, "forward": True}
+            "connect_timeout", 30.0), "errlog": errlog, "forward": self.forward_gate}
         if any(plan.start and plan.sandboxed for plan in self.launches.values()):
             options["sandbox"] = self.sandbox.sandbox
         return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), **options)
@@ -187,6 +198,14 @@ class Gateway:
         policy: Policy = policy_from_mapping(section, tools=self.toolset)
         return policy
 
+    def _check_agents(self, auth: BearerAuth | None) -> None:
+        """Refuse agent layers for unauthenticated callers (agents never come from a client's own name); warn when
+        no credential names an agent."""
+        try:
+            check_agent_layers(self.policy.layers, auth, where=f"{self.config.source}: [policy]")
+        except ValueError as exc:
+            raise MCPConfigError(str(exc)) from None
+
     def _check_allowed(self, toolset: GatewayToolset) -> None:
         """Warn about ``ALLOWED_TOOLS`` entries that match none of the tools offered now."""
         self.policy.check_tools(toolset, strict=False)
@@ -214,23 +233,28 @@ class Gateway:
         if not section:
             return None
         audience = str(section["audience"])
-        verifier: Any
+        try:
+            verifier = self._verifier(section, audience)
+        except (TypeError, ValueError) as exc:
+            raise MCPConfigError(f"[serve.auth]: {exc}") from None
+        return BearerAuth(verifier=verifier, audience=audience, issuer=section.get("issuer"),
+                          required_scopes=tuple(section.get("required_scopes", ())))
+
+    def _verifier(self, section: Mapping[str, Any], audience: str) -> StaticTokens | JWTVerifier:
         if "tokens" in section:
-            verifier = StaticTokens(dict(section["tokens"]), audience=audience)
-        elif "jwt_secret_env" in section:
+            return StaticTokens(dict(section["tokens"]), audience=audience)
+        if "jwt_secret_env" in section:
             secret = os.environ.get(str(section["jwt_secret_env"]))
             if not secret:
                 raise MCPConfigError(f"[serve.auth] jwt_secret_env: ${section['jwt_secret_env']} is not set")
-            verifier = JWTVerifier(secret, audience=audience, issuer=section.get("issuer"),
-                                   algorithms=section.get("algorithms", ["HS256"]))
-        elif "jwt_public_key_file" in section:
+            return JWTVerifier(secret, audience=audience, issuer=section.get("issuer"),
+                               algorithms=section.get("algorithms", ["HS256"]), agent_claim=section.get("agent_claim"))
+        if "jwt_public_key_file" in section:
             key = self.config.path(str(section["jwt_public_key_file"])).read_text()
-            verifier = JWTVerifier(key, audience=audience, issuer=section.get("issuer"),
-                                   algorithms=section.get("algorithms", ["RS256", "ES256"]))
-        else:
-            raise MCPConfigError("[serve.auth] needs tokens, jwt_secret_env or jwt_public_key_file")
-        return BearerAuth(verifier=verifier, audience=audience, issuer=section.get("issuer"),
-                          required_scopes=tuple(section.get("required_scopes", ())))
+            return JWTVerifier(key, audience=audience, issuer=section.get("issuer"),
+                               algorithms=section.get("algorithms", ["RS256", "ES256"]),
+                               agent_claim=section.get("agent_claim"))
+        raise MCPConfigError("[serve.auth] needs tokens, jwt_secret_env or jwt_public_key_file")
 
     # -- serving -------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -251,6 +275,8 @@ class Gateway:
 
         serve = self.config.serve
         http: dict[str, Any] = {}
+        if transport != "http":
+            self._check_agents(None)  # over stdio nobody presents a credential
         if transport == "http":
             http = {"path": serve.get("path", "/mcp"), "auth": self.auth(), "stateless": bool(serve.get("stateless")),
                     "allowed_hosts": tuple(serve.get("allowed_hosts", ())),

@@ -12,15 +12,20 @@
     [serve.auth]                   # optional bearer tokens issued for this server
     audience = "https://mcp.example.com/mcp"
     tokens = { "change-me" = "alice" }      # or jwt_secret_env = "NAME" / jwt_public_key_file = "key.pem"
+    # a token's agent (what agent policy layers select): tokens = { "t" = { user = "ci", agent = "ci-bot" } };
+    # for JWTs, agent_claim = "agent" names the claim. A client's self-declared name is never an agent.
 
     [mcpServers.files]             # upstream servers, inline (the mcpServers format) ...
     command = "npx"
     args = ["-y", "@modelcontextprotocol/server-filesystem", "/data"]
     sandbox = { network = true, rw_paths = ["/data"] }   # always sandboxed; false: with your full access
+    forward_sampling = "deny"      # this server's sampling / elicitation requests: "deny", "ask" or "allow"
+    forward_elicitation = "ask"
 
     [mcp]
     servers_file = "servers.json"  # ... and/or from a file (JSON or TOML, relative to this file)
     timeout = 60                   # seconds per upstream call
+    forward_sampling = "ask"       # the default of servers that do not say (default: "ask"; elicitation too)
 
     [tools]
     modules = ["my_tools.py", "my_package.tools"]   # Python tools (files, directories, modules)
@@ -73,7 +78,8 @@ __all__ = ["GatewayConfig", "load_gateway_config"]
 _SECTIONS: dict[str, frozenset[str]] = {
     "serve": frozenset({"transport", "host", "port", "path", "stateless", "allowed_hosts", "allowed_origins",
                         "json_response", "auth"}),
-    "mcp": frozenset({"servers_file", "prefix", "timeout", "connect_timeout"}),
+    "mcp": frozenset({"servers_file", "prefix", "timeout", "connect_timeout", "forward_sampling",
+                      "forward_elicitation"}),
     "tools": frozenset({"modules"}),
     "builtins": frozenset(),  # checked by toolrig.builtins.tools_from_config, which names what it accepts
     "approvals": frozenset({"backend", "queue", "timeout"}),
@@ -86,7 +92,9 @@ _SECTIONS: dict[str, frozenset[str]] = {
 }
 _TOP = frozenset({"name", "instructions", "mcpServers", *_SECTIONS})
 _AUTH = frozenset({"audience", "tokens", "issuer", "jwt_secret_env", "jwt_public_key_file", "algorithms",
-                   "required_scopes"})
+                   "required_scopes", "agent_claim"})
+_FORWARD_KEYS = ("forward_sampling", "forward_elicitation")
+_FORWARD_MODES = ("deny", "ask", "allow")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +113,8 @@ class GatewayConfig:
     runtime: dict[str, Any] = field(default_factory=dict)
     scan: dict[str, Any] = field(default_factory=dict)
     pins: dict[str, Any] = field(default_factory=dict)
+    forwarding: dict[str, dict[str, str]] = field(default_factory=dict)
+    """server -> its ``forward_sampling`` / ``forward_elicitation`` (taken out of its ``mcpServers`` entry)."""
     base: Path = field(default_factory=Path.cwd)
     source: str = "(defaults)"
 
@@ -128,7 +138,24 @@ def _check_section(name: str, value: Any) -> dict[str, Any]:
             raise MCPConfigError(f"[serve.auth]: known keys are {sorted(_AUTH)}")
         if "audience" not in auth:
             raise MCPConfigError("[serve.auth] needs 'audience': this server's URL, which tokens must be issued for")
+    for key in _FORWARD_KEYS:
+        if name == "mcp" and key in value and value[key] not in _FORWARD_MODES:
+            raise MCPConfigError(f"[mcp] {key} must be one of {', '.join(_FORWARD_MODES)}; got {value[key]!r}")
     return dict(value)
+
+
+def _forwarding(servers: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """Take each server's ``forward_*`` keys out of its entry (they are the gateway's, not the transport's)."""
+    out: dict[str, dict[str, str]] = {}
+    for name, entry in servers.items():
+        own = {key: entry.pop(key) for key in _FORWARD_KEYS if key in entry}
+        for key, mode in own.items():
+            if mode not in _FORWARD_MODES:
+                raise MCPConfigError(f"mcpServers.{name}.{key} must be one of {', '.join(_FORWARD_MODES)}; "
+                                     f"got {mode!r}")
+        if own:
+            out[name] = own
+    return out
 
 
 def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, source: str = "(mapping)"
@@ -150,6 +177,7 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
         servers.update(read_servers(path if path.is_absolute() else base / path))
     if "mcpServers" in data:
         servers.update(read_servers({"mcpServers": data["mcpServers"]}))
+    forwarding = _forwarding(servers)
     for name in servers:
         if SEP in name or not name:
             raise MCPConfigError(f"server name {name!r}: must be non-empty and must not contain {SEP!r} "
@@ -160,7 +188,7 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
         builtins=sections.get("builtins"), policy=sections.get("policy"), approvals=sections.get("approvals", {}),
         runtime=sections.get("runtime", {}), scan=sections.get("scan", {}), pins=sections.get("pins", {}),
-        base=base, source=source)
+        forwarding=forwarding, base=base, source=source)
 
 
 def load_gateway_config(path: str | Path | None) -> GatewayConfig:

@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
@@ -142,11 +143,28 @@ def _origins(hosts: Iterable[str], extra: Iterable[str]) -> list[str]:
     return out + list(extra)
 
 
-def _health(server: ToolServer, manager: SessionManager, extra: Callable[[], Mapping[str, Any]] | None
-            ) -> Callable[[Request], Any]:
+def _may_see_details(request: Request, auth: BearerAuth | None) -> bool:
+    """Without auth, anyone; with it, only a request whose token is valid for this server and has every scope
+    the endpoint requires."""
+    if auth is None:
+        return True
+    user = request.scope.get("user")
+    if not isinstance(user, AuthenticatedUser):
+        return False
+    credentials = request.scope.get("auth")
+    scopes = set(credentials.scopes) if isinstance(credentials, AuthCredentials) else set()
+    return set(auth.required_scopes) <= scopes
+
+
+def _health(server: ToolServer, manager: SessionManager, extra: Callable[[], Mapping[str, Any]] | None,
+            auth: BearerAuth | None) -> Callable[[Request], Any]:
+    """``GET /healthz``: the status word for anyone; with auth on, the details (server, sessions, upstreams and
+    their states) only for a request with a valid token."""
     async def health(request: Request) -> Response:
         body = {"status": "ok", "server": server.server.name, "sessions": manager.session_count,
                 **(extra() if extra is not None else {})}
+        if not _may_see_details(request, auth):
+            return JSONResponse({"status": str(body.get("status", "ok"))})
         return JSONResponse(json.loads(json.dumps(body, default=str)))
 
     return health
@@ -173,7 +191,8 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
         retry_interval: milliseconds clients should wait before reconnecting a closed stream.
         idle_timeout: seconds before an idle session is closed.
         max_sessions: most sessions at once.
-        health: extra fields for ``/healthz``.
+        health: extra fields for ``/healthz`` (with ``auth``, shown only to requests with a valid token: others
+            get ``{"status": ...}`` alone).
         port: the port the app is served on; loopback names and the bind address are then accepted as Host /
             Origin only with this port (or none). None (an app run in process): any port.
         max_body: largest POST body in bytes (413 beyond); body_timeout: seconds to send it (408 beyond).
@@ -202,7 +221,8 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
             routes += create_protected_resource_routes(resource_url=AnyHttpUrl(auth.audience),
                                                        authorization_servers=[AnyHttpUrl(auth.issuer)],
                                                        scopes_supported=list(auth.required_scopes) or None)
-    routes += [Route(path, endpoint=endpoint), Route("/healthz", _health(server, manager, health), methods=["GET"])]
+    routes += [Route(path, endpoint=endpoint),
+               Route("/healthz", _health(server, manager, health, auth), methods=["GET"])]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lambda _app: manager.run())
     app.state.session_manager = manager
     app.state.tool_server = server

@@ -3,7 +3,9 @@
 Every ``tools/call`` goes through :meth:`toolrig.Runtime.call` with a :class:`~toolrig.CallContext` that
 carries who called: ``session`` is the MCP session id (a fresh random id per request for a client with
 no session, so two such clients never share loop-guard or cache state), ``user`` the authenticated user
-(None without auth), ``agent`` the client's name, and ``state[PEER_KEY]`` the :class:`ClientPeer`.
+(None without auth), ``agent`` the agent its credential names (None without one), and ``state[PEER_KEY]`` the
+:class:`ClientPeer`. The client's self-declared name (``clientInfo.name``) is anyone's to claim: it is kept as
+``metadata["client_name"]`` (and in the audit row's ``meta``), never as the agent.
 The transports (stdio, streamable HTTP) set the identity; this module only reads it.
 """
 
@@ -34,10 +36,11 @@ log = logging.getLogger("toolrig.mcp.server")
 
 @dataclass(frozen=True, kw_only=True)
 class CallerIdentity:
-    """Who is on the other end of a transport connection (set by the transport)."""
+    """Who is on the other end of a transport connection (set by the transport, from its credential only)."""
 
     session_id: str | None = None
     user: str | None = None
+    agent: str | None = None
     transport: str = "stdio"
 
 
@@ -97,7 +100,7 @@ class ToolServer:
         identity = caller_identity.get()
         if identity.session_id is None:  # no session: a fresh id for this request alone
             identity = CallerIdentity(session_id=f"anon-{secrets.token_urlsafe(16)}", user=identity.user,
-                                      transport=identity.transport)
+                                      agent=identity.agent, transport=identity.transport)
         elif identity.session_id not in self._sessions or self._sessions[identity.session_id] is not ctx.session:
             self._sessions[identity.session_id] = ctx.session
         return identity
@@ -113,9 +116,10 @@ class ToolServer:
         assert session_id is not None
         peer = ClientPeer(ctx.session, ctx.request_id, session_id=session_id, user=identity.user,
                           min_level=lambda: self._levels.get(session_id), close_stream=ctx.close_sse_stream)
-        return CallContext(user=identity.user, session=session_id, agent=_client_name(ctx.session),
+        return CallContext(user=identity.user, session=session_id, agent=identity.agent,
                            state={PEER_KEY: peer}, progress=ctx.session.report_progress,
-                           metadata={"transport": identity.transport, "mcp_request_id": ctx.request_id})
+                           metadata={"transport": identity.transport, "mcp_request_id": ctx.request_id,
+                                     "client_name": _client_name(ctx.session)})
 
     # -- tools -------------------------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> mcp_types.ListToolsResult:

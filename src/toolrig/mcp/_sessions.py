@@ -3,8 +3,8 @@
 Why not the SDK's ``StreamableHTTPSessionManager``: its session ids are ``uuid4().hex`` (122 random bits);
 here they come from :func:`secrets.token_urlsafe` (256 bits). Like the SDK's, a session is bound to the
 principal that opened it (a request with another credential, or none, gets 404 as if the session did
-not exist). Each request runs with :data:`~toolrig.mcp._server.caller_identity` set (session id, user),
-which the SDK carries into the handler of every message of that request.
+not exist). Each request runs with :data:`~toolrig.mcp._server.caller_identity` set (session id, user, and the
+agent its credential names), which the SDK carries into the handler of every message of that request.
 
 Stateless mode (``stateless=True``) keeps nothing between requests: for replicas behind a load balancer.
 Requests with a 2026-era ``MCP-Protocol-Version`` (no initialize handshake) are answered with a JSON-RPC
@@ -34,6 +34,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from toolrig.mcp._auth import agent_of
 from toolrig.mcp._events import SessionEvents
 from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
 
@@ -160,7 +161,7 @@ class SessionManager:
                 except Exception:
                     log.exception("a stateless MCP request failed")
 
-        identity = CallerIdentity(session_id=None, user=user_of(scope), transport="http")
+        identity = CallerIdentity(session_id=None, user=user_of(scope), agent=agent_of(scope), transport="http")
         token = caller_identity.set(identity)
         try:
             assert self._tg is not None
@@ -189,7 +190,8 @@ class SessionManager:
 
     async def _serve(self, transport: StreamableHTTPServerTransport, session_id: str, scope: Scope,  # noqa: PLR0917
                      receive: Receive, send: Send, status: Callable[[int], None] | None = None) -> None:
-        token = caller_identity.set(CallerIdentity(session_id=session_id, user=user_of(scope), transport="http"))
+        token = caller_identity.set(CallerIdentity(session_id=session_id, user=user_of(scope), agent=agent_of(scope),
+                                                   transport="http"))
         try:
             if status is None:
                 await transport.handle_request(scope, receive, send)

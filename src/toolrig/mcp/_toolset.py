@@ -18,6 +18,7 @@ from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandl
 from toolrig.mcp._connection import DEFAULT_RECONNECT, Connection
 from toolrig.mcp._core import check_name
 from toolrig.mcp._forward import Forwarder
+from toolrig.mcp._forward_gate import ForwardGate
 from toolrig.mcp._health import ServerHealth
 from toolrig.mcp._names import SEP, claimed, forged_prefix, local_name, name_problem
 from toolrig.mcp._sandboxed import resolve_sandbox
@@ -54,7 +55,9 @@ class MCPToolset(Toolset):
         sep: separator after the prefix (``__``, as everywhere in :mod:`toolrig.mcp`).
         sampling, elicitation, on_log: callbacks for the server's requests (see :mod:`toolrig.mcp`).
         forward: pass the server's requests on to the MCP client behind the current call, when toolrig serves
-            that call (what a gateway does); the client then declares sampling and elicitation to the server.
+            that call; the client then declares sampling and elicitation to the server. True: every request,
+            labelled with the server's name and escaped; a :class:`~toolrig.mcp.ForwardGate`: as its per-server
+            rules say (deny / ask / allow), audited (what a gateway passes).
         connect_timeout: seconds per connection attempt.
         reconnect: backoff between reconnection attempts.
         health_interval: seconds between pings of an idle session (None: never).
@@ -83,7 +86,7 @@ class MCPToolset(Toolset):
                  env: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
                  timeout: float | None = 60.0, name: str | None = None, sep: str = SEP,
                  sampling: SamplingHandler | None = None, elicitation: ElicitationHandler | None = None,
-                 on_log: LogHandler | None = None, forward: bool = False, connect_timeout: float = 30.0,
+                 on_log: LogHandler | None = None, forward: bool | ForwardGate = False, connect_timeout: float = 30.0,
                  reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
                  fail_on_start: bool = True, other_prefixes: Iterable[str] = (), errlog: TextIO | None = None,
                  auth: Any = None, client_name: str | None = None, trusted: bool = False,
