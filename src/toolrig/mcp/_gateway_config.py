@@ -52,7 +52,10 @@
     [pins]
     mode = "tofu"                  # pin on first sight; "approve": new tools wait for `toolrig pins approve`
 
-Relative paths are relative to the config file. Unknown keys are errors.
+Relative paths are relative to the config file. The whole file is checked against one schema
+(:mod:`toolrig.mcp._gateway_schema`) before anything starts: unknown keys, values of the wrong type
+(``"80"`` is not a port, ``"no"`` is not a boolean) and values out of range are errors that name the
+key, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -65,25 +68,11 @@ from typing import Any
 
 from toolrig.errors import MCPConfigError
 from toolrig.mcp._config import read_servers
+from toolrig.mcp._gateway_schema import check_config, check_servers
 
 __all__ = ["GatewayConfig", "load_gateway_config"]
 
-_SECTIONS: dict[str, frozenset[str]] = {
-    "serve": frozenset({"transport", "host", "port", "path", "stateless", "allowed_hosts", "allowed_origins",
-                        "json_response", "auth"}),
-    "mcp": frozenset({"servers_file", "prefix", "timeout", "connect_timeout"}),
-    "tools": frozenset({"modules"}),
-    "builtins": frozenset(),  # checked by toolrig.builtins.tools_from_config, which names what it accepts
-    "approvals": frozenset({"backend", "queue", "timeout"}),
-    "runtime": frozenset({"state", "state_prefix", "audit", "audit_mode", "timeout", "per_user_limit"}),
-    "scan": frozenset({"quarantine", "allow"}),
-    "pins": frozenset({"mode"}),
-    "policy": frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted",
-                         "allowed_tools"}),
-}
-_TOP = frozenset({"name", "instructions", "mcpServers", *_SECTIONS})
-_AUTH = frozenset({"audience", "tokens", "issuer", "jwt_secret_env", "jwt_public_key_file", "algorithms",
-                   "required_scopes"})
+_SECTIONS = ("serve", "mcp", "tools", "builtins", "approvals", "runtime", "scan", "pins", "policy")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,44 +100,26 @@ class GatewayConfig:
         return path if path.is_absolute() else self.base / path
 
 
-def _check_section(name: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise MCPConfigError(f"[{name}] must be a table")
-    unknown = set(value) - _SECTIONS[name]
-    if unknown and name != "builtins":
-        raise MCPConfigError(f"[{name}]: unknown key(s) {sorted(unknown)}; known: {sorted(_SECTIONS[name])}")
-    if name == "serve" and "auth" in value:
-        auth = value["auth"]
-        if not isinstance(auth, Mapping) or set(auth) - _AUTH:
-            raise MCPConfigError(f"[serve.auth]: known keys are {sorted(_AUTH)}")
-        if "audience" not in auth:
-            raise MCPConfigError("[serve.auth] needs 'audience': this server's URL, which tokens must be issued for")
-    return dict(value)
-
-
 def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, source: str = "(mapping)"
                         ) -> GatewayConfig:
     """A :class:`GatewayConfig` from parsed TOML.
 
     Raises:
-        MCPConfigError: unknown keys, values of the wrong shape, or an unreadable servers file.
+        MCPConfigError: every problem with the config (:func:`toolrig.mcp._gateway_schema.check_config`: unknown
+            keys, values of the wrong type or out of range, each named), or an unreadable servers file.
     """
-    unknown = set(data) - _TOP
-    if unknown:
-        raise MCPConfigError(f"{source}: unknown key(s) {sorted(unknown)}; known: {sorted(_TOP)}")
+    check_config(data, source=source)
     base = base or Path.cwd()
-    sections = {name: _check_section(name, data[name]) for name in _SECTIONS if name in data}
+    sections = {name: dict(data[name]) for name in _SECTIONS if name in data}
     servers: dict[str, dict[str, Any]] = {}
     servers_file = sections.get("mcp", {}).get("servers_file")
     if servers_file:
         path = Path(servers_file).expanduser()
-        servers.update(read_servers(path if path.is_absolute() else base / path))
+        path = path if path.is_absolute() else base / path
+        servers.update(read_servers(path))
+        check_servers(servers, source=str(path))
     if "mcpServers" in data:
         servers.update(read_servers({"mcpServers": data["mcpServers"]}))
-    for name in servers:
-        if "__" in name or not name:
-            raise MCPConfigError(f"server name {name!r}: must be non-empty and must not contain '__' "
-                                 "(the separator between a server's name and its tools' names)")
     return GatewayConfig(
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
