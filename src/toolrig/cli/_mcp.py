@@ -39,11 +39,10 @@ def _ask_launch(yes: bool) -> Any:
     return ask
 
 
-def _parse_http(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        fail(f"--http needs HOST:PORT (e.g. 127.0.0.1:8765), got {value!r}")
-    return (host.strip("[]") or "127.0.0.1"), int(port)
+ROOT_HELP = ("The folder the built-in file tools work in. Default: [builtins] root of the config, else the folder "
+             "serve starts in, which must not be / , your home or a system folder (give --root there). Writes ask "
+             "for approval unless the root is a project folder (.git, pyproject.toml, package.json ...) or given "
+             "here.")
 
 
 def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
@@ -56,8 +55,17 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     tools: Annotated[list[str] | None, typer.Option(
         "--tools", metavar="SOURCE", help="Also serve the tools of this file, directory or module (repeatable).")]
     = None,
+    root: Annotated[Path | None, typer.Option("--root", metavar="FOLDER", help=ROOT_HELP)] = None,
 ) -> None:
-    """Serve upstream MCP servers, Python tools and built-ins as one MCP server, through the whole pipeline."""
+    """Serve tools to MCP clients (desktop apps, agents, the inspector) as one MCP server.
+
+    With no --config it serves the built-in file tools (read, write, edit, list, glob, grep) on one root
+    folder (see --root), calculator and current_time, over stdio, or over streamable HTTP with --http.
+    A config adds upstream MCP servers, your own Python tools, a policy and approvals. Every call goes
+    through the pipeline (policy, approval, limits, fencing, audit). On start it prints the root, where it
+    listens, and the entry to paste into a desktop client.
+    """
+    from toolrig.cli._serving import check_listen, listen_error, listen_from, root_folder
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
 
     if http and stdio:
@@ -66,15 +74,19 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         settings = load_gateway_config(config)
     except MCPConfigError as exc:
         fail(str(exc))
-    if tools:
-        import dataclasses
+    import dataclasses
 
+    if tools:
         given = [str(Path(t).resolve()) if Path(t).exists() else t for t in tools]
         modules = [*settings.tools.get("modules", []), *given]
         settings = dataclasses.replace(settings, tools={**settings.tools, "modules": modules})
+    if root is not None:
+        settings = dataclasses.replace(settings, builtins={**(settings.builtins or {}), "root": root_folder(root)})
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
-    host, port = _parse_http(http) if http else (str(serve.get("host", "127.0.0.1")), int(serve.get("port", 8765)))
+    listen = listen_from(http, serve, config)
+    if transport == "http":
+        check_listen(listen)
     _logging(as_json)
     try:
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)
@@ -83,13 +95,18 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     options = ["--config", str(config.resolve())] if config else []
     for source in tools or ():
         options += ["--tools", str(Path(source).resolve()) if Path(source).exists() else source]
+    if gateway.root is not None:  # the same folder wherever a client launches it from
+        options += ["--root", gateway.root["path"]]
 
     def ready(where: str) -> None:
-        report = startup_report(gateway, where, options)
+        report = startup_report(gateway, where, options, bind=listen.host if transport == "http" else None)
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
-        gateway.run(transport=transport, host=host, port=port, on_ready=ready)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
+            gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+    except OSError as exc:  # the address was taken between the check and the start
+        fail(listen_error(listen, exc))
 
 
 def _logging(as_json: bool) -> None:

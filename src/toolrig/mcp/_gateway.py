@@ -38,7 +38,7 @@ from toolrig.toolsets import FunctionToolset, Toolset
 if TYPE_CHECKING:
     from toolrig.sandbox import Sandbox
 
-__all__ = ["Gateway", "LaunchAsker"]
+__all__ = ["Gateway", "LaunchAsker", "builtin_root"]
 
 log = logging.getLogger("toolrig.mcp.gateway")
 
@@ -60,6 +60,7 @@ class Gateway:
         launches: what was decided for each stdio server (started or not, sandboxed or not, why).
         not_launched: ``server -> command`` of the stdio servers not started.
         sandbox: the sandbox's state (``available`` None when no server needed it).
+        root: where the built-in tools work (:func:`builtin_root`; None when none of them uses a folder).
     """
 
     def __init__(self, config: GatewayConfig, *, pins: PinStore | None = None, ask_launch: LaunchAsker | None = None,
@@ -67,6 +68,7 @@ class Gateway:
         from toolrig.runtime import Runtime
 
         self.config = config
+        self.root = builtin_root(config.builtins, config)  # first: a refused root stops everything
         self.pins = pins or open_pins()
         self.sandbox = SandboxState(sandbox)
         self.launches: dict[str, LaunchPlan] = {}
@@ -143,7 +145,7 @@ class Gateway:
         for module in modules:
             source = self.config.path(module)
             out.append(FunctionToolset(load_source(str(source) if source.exists() else module)))
-        builtins = _builtin_tools(self.config.builtins, self.config)
+        builtins = _builtin_tools(self.config.builtins, self.config, self.root)
         if builtins is not None:
             out.append(builtins)
         return out
@@ -245,13 +247,52 @@ class Gateway:
                           on_ready=on_ready, **http)
 
 
-def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> Toolset | None:
-    """The built-in tools of ``[builtins]`` (None: none), as :func:`toolrig.builtins.tools_from_config` builds them.
+_ROOTED = ("files", "documents", "shell", "bundles")
+"""The ``[builtins]`` sections that work in the root (files is on by default)."""
 
-    ``root`` is resolved against the config file's folder (the current directory without a file).
+
+def builtin_root(section: Mapping[str, Any] | None, config: GatewayConfig) -> dict[str, Any] | None:
+    """Where the built-in tools of ``section`` work, as the startup report shows it (None: no tool uses a root).
+
+    ``path`` is resolved against the config file's folder (the current directory without a file); ``explicit``
+    when ``[builtins] root`` (or ``toolrig serve --root``) named it; ``project`` when it is a project folder
+    (see :mod:`toolrig.builtins._roots`) or explicit; ``writes_ask`` when the file tools' writes ask first;
+    ``warning`` when it is the filesystem root, a home or a system folder (only possible when explicit).
 
     Raises:
-        MCPConfigError: an unknown key or option, a wrong value, a root that is not a directory.
+        MCPConfigError: the root was not given explicitly and is the filesystem root, the home directory or a
+            system folder.
+    """
+    from toolrig.builtins import implicit_root_problem, is_project_folder
+
+    if section is None or not any(section.get(k, k == "files") not in (None, False, []) for k in _ROOTED):
+        return None
+    explicit = "root" in section
+    path = config.path(str(section.get("root", "."))).resolve()
+    problem = implicit_root_problem(path)
+    if problem and not explicit:
+        started = "the folder toolrig serve was started in" if config.source == "(defaults)" else (
+            f"the folder of {config.source}")
+        raise MCPConfigError(
+            f"will not serve the file tools on {path}: {problem}, and nobody chose it (it is {started}; desktop "
+            "clients often start servers in / or your home directory). Pass --root FOLDER, the folder the tools "
+            "may work in (or set [builtins] root in the config); an explicit --root may be any folder.")
+    project = explicit or is_project_folder(path)
+    files = section.get("files", True)
+    writes = files is True or (isinstance(files, Mapping) and not files.get("read_only", False))
+    return {"path": str(path), "explicit": explicit, "project": project, "writes_ask": writes and not project,
+            "warning": f"{problem}: the tools reach everything under it" if problem else None}
+
+
+def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig, root: Mapping[str, Any] | None
+                   ) -> Toolset | None:
+    """The built-in tools of ``[builtins]`` (None: none), as :func:`toolrig.builtins.tools_from_config` builds them.
+
+    ``root`` is resolved against the config file's folder (the current directory without a file); see
+    :func:`builtin_root` for the roots that are refused and the writes that ask.
+
+    Raises:
+        MCPConfigError: an unknown key or option, a wrong value, a root that is not a directory or is refused.
     """
     if section is None:
         return None
@@ -259,6 +300,9 @@ def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> 
     from toolrig.errors import ConfigError, DefinitionError
 
     settings = {**section, "root": str(config.path(str(section.get("root", "."))))}
+    if root is not None and root["writes_ask"]:
+        files = section.get("files", True)
+        settings["files"] = {**(files if isinstance(files, Mapping) else {}), "ask_writes": True}
     try:
         return FunctionToolset(tools_from_config(settings))
     except (ConfigError, DefinitionError) as exc:
