@@ -186,7 +186,7 @@ class Gateway:
         timeout = float(section.get("timeout", 300.0))
         queue = ApprovalQueue(section.get("queue"), timeout=timeout, tools=self.toolset)
         if backend == "client":
-            return ClientApprover(fallback=queue, timeout=timeout)
+            return ClientApprover(fallback=queue, timeout=timeout, tools=self.toolset)
         if backend == "queue":
             return queue
         if backend == "terminal":

@@ -31,6 +31,7 @@ from toolrig.runtime.executors import (
 )
 from toolrig.runtime.stages import (
     ApprovalStage,
+    ApprovalTimeout,
     AuditStage,
     BreakerStage,
     CacheStage,
@@ -52,6 +53,7 @@ __all__ = [
     "AfterCallHook",
     "ApprovalHandler",
     "ApprovalStage",
+    "ApprovalTimeout",
     "AuditStage",
     "BeforeCallHook",
     "BreakerStage",
