@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,8 @@ class Gateway:
                     self.not_launched[name] = plan.target.describe()
                     continue
             admitted[name] = self._resolved(entry)
+            if self._named_trusted(name):  # its annotations read; the policy believes them for the named tools
+                admitted[name]["trusted"] = True
         if not admitted:
             return None
         mcp = self.config.mcp
@@ -122,6 +125,27 @@ class Gateway:
         if any(plan.start and plan.sandboxed for plan in self.launches.values()):
             options["sandbox"] = self.sandbox.sandbox
         return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), sep="__", **options)
+
+    def _named_trusted(self, server: str) -> bool:
+        """Whether a ``[policy] trusted`` rule may name a tool of ``server`` (``time__*``, ``time__get_*``, ``*``).
+
+        Such a server's tools take their permission from their annotations, as for ``trusted = true`` in its
+        entry; the policy still treats every tool its ``trusted`` rules do not name as ``destructive``
+        (:func:`toolrig.policy.effective_permission`), so this over-approximation trusts no other tool.
+        """
+        from toolrig.policy import parse_rule
+
+        rules = [parse_rule(str(r)) for r in (self.config.policy or {}).get("trusted", ())]
+        if not bool(self.config.mcp.get("prefix", True)) or self.config.servers[server].get("prefix") is not None:
+            return bool(rules)  # names without this server's prefix: any rule may name its tools
+        head = f"{server}__"
+        for rule in rules:
+            if rule.toolset is not None:
+                return True
+            literal = re.split(r"[*?\[]", rule.tool, maxsplit=1)[0]
+            if head.startswith(literal) if len(literal) < len(head) else literal.startswith(head):
+                return True
+        return False
 
     def _resolved(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         """``entry`` with its paths (``cwd``, the sandbox's ``ro_paths`` / ``rw_paths``) relative to the config file."""
