@@ -52,5 +52,5 @@ def test_no_blocked_literal_address_reaches_the_approver(host: str, scheme: str,
 
 
 async def test_a_public_name_is_still_asked_about() -> None:
-    outcome, asked = await fetch_asking("https://example.invalid/page")
+    _outcome, asked = await fetch_asking("https://example.invalid/page")
     assert len(asked) == 1  # a name is resolved when fetched: its check cannot come first
