@@ -207,8 +207,12 @@ def approve_launch_command(
     server: Annotated[str | None, typer.Argument(help="Only this server.")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Approve without asking (scripts).")] = False,
 ) -> None:
-    """Approve the exact commands of a config's stdio servers, so ``toolrig serve`` may start them."""
-    from toolrig.mcp import LaunchSandbox, MCPConfigError, launch_targets, load_gateway_config, open_pins
+    """Approve the exact commands of a config's stdio servers, so ``toolrig serve`` may start them.
+
+    Each command is shown (and whether it runs sandboxed) and asked about at the terminal; --yes approves them
+    all without asking (scripts, no terminal).
+    """
+    from toolrig.mcp import MCPConfigError, launch_targets, load_gateway_config, open_pins
 
     try:
         settings = load_gateway_config(config)
@@ -216,16 +220,25 @@ def approve_launch_command(
     except MCPConfigError as exc:
         fail(str(exc))
     pins = open_pins()
-    for name, target in targets.items():
-        if server not in (None, name):
-            continue
-        box = target.sandbox if isinstance(target.sandbox, LaunchSandbox) else None
-        if pins.launch_approved(target.argv, target.cwd, target.env, sandbox=box):
-            continue
+    waiting = {name: target for name, target in targets.items() if server in (None, name)
+               and not pins.launch_approved(target.argv, target.cwd, target.env, sandbox=_box(target))}
+    if waiting and not yes and not sys.stdin.isatty():
+        for name, target in waiting.items():
+            typer.echo(f"not approved: {name}:\n  " + target.describe_launch().replace("\n", "\n  "), err=True)
+        fail(f"no terminal to ask at: review the command(s) above, then approve them without asking with "
+             f"`toolrig mcp approve-launch --config {config} --yes`" + (f" {server}" if server else ""))
+    for name, target in waiting.items():
+        box = _box(target)
         shown = target.describe_launch().replace("\n", "\n  ")
         if yes or typer.confirm(f"Start {name!r}?\n  {shown}\n", default=False):
             pins.approve_launch(target.argv, target.cwd, target.env, by="toolrig mcp approve-launch", sandbox=box)
             typer.echo(f"approved {name}: {target.describe()} ({'sandboxed' if box else 'UNSANDBOXED'})")
+
+
+def _box(target: Any) -> Any:
+    from toolrig.mcp import LaunchSandbox
+
+    return target.sandbox if isinstance(target.sandbox, LaunchSandbox) else None
 
 
 def register(app: typer.Typer) -> None:

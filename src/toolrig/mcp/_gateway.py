@@ -34,6 +34,7 @@ from toolrig.mcp._pins import PinStore, open_pins
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
 from toolrig.mcp._upstream import UpstreamContent
+from toolrig.policy import PolicyStage
 from toolrig.toolsets import FunctionToolset, Toolset
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ class Gateway:
         self.toolset.on_open(self._check_allowed)
         self.toolset.on_change(self._check_allowed)
         self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
-                               state=self._state(), policy=self.policy.as_stage(),
+                               state=self._state(), policy=PolicyStage(self.policy),
                                approval=approval if approval is not None else self._approval())
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
@@ -260,6 +261,7 @@ class Gateway:
         """Serve until cancelled."""
         from toolrig.mcp._serve import serve_async
 
+        self.policy.warn_if_unrestricted()  # now calls will be decided (not for scan or a listing)
         serve = self.config.serve
         http: dict[str, Any] = {}
         if transport == "http":
