@@ -65,7 +65,7 @@ def test_the_readme_command_in_a_fresh_clone(tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=60)
     assert f"file tools' root: {clone.resolve()} " in banner, banner
-    entry = json.loads(banner.split("Connect a desktop client", 1)[1].splitlines()[1])["mcpServers"]["toolrig"]
+    entry = json.loads(banner.split("desktop client", 1)[1].splitlines()[1])["mcpServers"]["toolrig"]
     assert entry["command"] == str(venv / "bin" / "toolrig")
     for dev_tool in ("pytest", "mypy", "ruff"):
         assert not (venv / "bin" / dev_tool).exists(), f"{dev_tool} was installed just to serve"

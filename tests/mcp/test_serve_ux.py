@@ -110,6 +110,8 @@ def test_in_a_project_folder_writes_run_and_the_root_is_reported(tmp_path: Path)
         result = anyio.run(write, url)
     assert ready["root"] == {"path": str(project.resolve()), "explicit": False, "project": True, "writes_ask": False,
                              "warning": None}
+    desktop = ready["desktop_config"]["mcpServers"]["toolrig"]  # over HTTP, the stdio entry is offered too
+    assert Path(desktop["command"]).is_absolute() and desktop["args"][-2:] == ["--root", str(project.resolve())]
     assert not result.is_error, text_of(result)
     assert (project / "notes.md").read_text() == "hello"
 

@@ -119,6 +119,7 @@ def startup_report(gateway: Gateway, where: str, options: Sequence[str] = (), *,
                          for n, p in gateway.launches.items() if not p.start],
         "unsandboxed": [n for n, p in gateway.launches.items() if p.start and not p.sandboxed],
         "client_config": client_snippet(gateway.config.name, where, options),
+        "desktop_config": client_snippet(gateway.config.name, "stdio", options),
         "inspector": inspector_command(where, options),
     }
 
@@ -175,8 +176,15 @@ def startup_text(report: dict[str, Any]) -> str:
         hint = ("  -> approve it with `toolrig mcp approve-launch --config FILE`"
                 if skipped["reason"] == "its command was never approved" else "")
         lines.append(f"  not started ({skipped['reason']}): {skipped['server']}: {skipped['command']}{hint}")
-    lines.append("Connect a desktop client (claude_desktop_config.json, .cursor/mcp.json, ...) with:")
-    lines.append("  " + json.dumps(report["client_config"]))
+    if where == "stdio":
+        lines.append("Connect a desktop client (claude_desktop_config.json, .cursor/mcp.json, ...) with:")
+        lines.append("  " + json.dumps(report["client_config"]))
+    else:
+        lines.append("Connect a client over HTTP (.cursor/mcp.json, VS Code, ...) with:")
+        lines.append("  " + json.dumps(report["client_config"]))
+        lines.append("Or let a desktop client (claude_desktop_config.json, ...) start its own over stdio, from any "
+                     "folder, with:")
+        lines.append("  " + json.dumps(report["desktop_config"]))
     lines.append("Inspect it with:")
     lines.append("  " + report["inspector"])
     from toolrig.policy import visible  # tool names, reasons and errors come from servers: no raw controls
