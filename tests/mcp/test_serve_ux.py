@@ -359,3 +359,26 @@ def test_approve_launch_without_a_terminal_says_yes_approves(tmp_path: Path) -> 
                          stdin=subprocess.DEVNULL)
     assert yes.returncode == 0 and "approved time" in yes.stdout, yes.stderr
 
+
+
+# -- 4. refusals that need no person come first ---------------------------------------------------------
+
+def test_a_fetch_of_a_metadata_address_is_refused_without_asking_the_client(tmp_path: Path) -> None:
+    config = tmp_path / "toolrig.toml"
+    config.write_text('[builtins]\nfiles = false\nhttp_fetch = true\n[policy]\nask = ["http_fetch"]\n'
+                      '[runtime]\naudit = false\n')
+    asked: list[str] = []
+
+    async def elicitation(ctx: Any, params: Any) -> mcp_types.ElicitResult:
+        asked.append(str(getattr(params, "message", params)))
+        return mcp_types.ElicitResult(action="accept", content={"approve": True})
+
+    async def fetch(url: str) -> mcp_types.CallToolResult:
+        with anyio.fail_after(120):
+            async with Client(url, mode="legacy", cache=None, elicitation_callback=elicitation) as client:
+                return await client.call_tool("http_fetch", {"url": "http://169.254.169.254/latest/meta-data/"})
+
+    with http_server(tmp_path, ["--config", str(config)], cwd=tmp_path, env=clean_env(tmp_path)) as (url, _):
+        result = anyio.run(fetch, url)
+    assert result.is_error and (result.meta or {}).get("toolrig/error", {}).get("kind") == "denied", result
+    assert asked == [], "a person was asked to approve a fetch that is refused anyway"

@@ -65,7 +65,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     through the pipeline (policy, approval, limits, fencing, audit). On start it prints the root, where it
     listens, and the entry to paste into a desktop client.
     """
-    from toolrig.cli._serving import check_listen, listen_error, listen_from, root_folder
+    from toolrig.cli._serving import check_listen, listen_error, listen_from, rebuild_options, with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
 
     if http and stdio:
@@ -74,14 +74,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         settings = load_gateway_config(config)
     except MCPConfigError as exc:
         fail(str(exc))
-    import dataclasses
-
-    if tools:
-        given = [str(Path(t).resolve()) if Path(t).exists() else t for t in tools]
-        modules = [*settings.tools.get("modules", []), *given]
-        settings = dataclasses.replace(settings, tools={**settings.tools, "modules": modules})
-    if root is not None:
-        settings = dataclasses.replace(settings, builtins={**(settings.builtins or {}), "root": root_folder(root)})
+    settings = with_options(settings, tools=tools, root=root)
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
     listen = listen_from(http, serve, config)
@@ -92,11 +85,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)
     except MCPConfigError as exc:
         fail(str(exc))
-    options = ["--config", str(config.resolve())] if config else []
-    for source in tools or ():
-        options += ["--tools", str(Path(source).resolve()) if Path(source).exists() else source]
-    if gateway.root is not None:  # the same folder wherever a client launches it from
-        options += ["--root", gateway.root["path"]]
+    options = rebuild_options(config, tools, gateway.root)
 
     def ready(where: str) -> None:
         report = startup_report(gateway, where, options, bind=listen.host if transport == "http" else None)

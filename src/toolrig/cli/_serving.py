@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from toolrig.cli._common import fail
 
-__all__ = ["Listen", "check_listen", "listen_error", "listen_from", "root_folder"]
+__all__ = ["Listen", "check_listen", "listen_error", "listen_from", "rebuild_options", "root_folder", "with_options"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -82,3 +82,25 @@ def root_folder(root: Path) -> str:
     if not path.is_dir():
         fail(f"--root {str(root)!r}: no such folder; give the folder the file tools may work in")
     return str(path.resolve())
+
+
+def with_options(settings: Any, *, tools: Sequence[str] | None, root: Path | None) -> Any:
+    """A gateway config (``GatewayConfig``) with ``--tools`` sources added and ``--root`` as ``[builtins] root``
+    (which also serves the built-in tools when the config has no ``[builtins]``)."""
+    if tools:
+        given = [str(Path(t).resolve()) if Path(t).exists() else t for t in tools]
+        settings = replace(settings, tools={**settings.tools, "modules": [*settings.tools.get("modules", []), *given]})
+    if root is not None:
+        settings = replace(settings, builtins={**(settings.builtins or {}), "root": root_folder(root)})
+    return settings
+
+
+def rebuild_options(config: Path | None, tools: Sequence[str] | None, root: Mapping[str, Any] | None) -> list[str]:
+    """The ``toolrig serve`` options that rebuild this gateway from any folder: every path absolute, the root
+    named explicitly (a desktop client may start the server in ``/``)."""
+    options = ["--config", str(config.resolve())] if config else []
+    for source in tools or ():
+        options += ["--tools", str(Path(source).resolve()) if Path(source).exists() else source]
+    if root is not None:
+        options += ["--root", str(root["path"])]
+    return options

@@ -20,6 +20,7 @@ import inspect
 import logging
 import os
 import secrets
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -42,8 +43,7 @@ APPROVALS_ENV = "TOOLRIG_APPROVALS"
 log = logging.getLogger("toolrig.approval")
 
 _SLICE = 10.0
-"""Seconds of one wait on the store: between two, the caller hears that the call still waits, and a failed
-read is retried."""
+"""Seconds of one wait on the store (a read that failed is retried between two)."""
 
 
 def default_queue_path() -> Path:
@@ -121,11 +121,10 @@ class ApprovalQueue:
         """
         version = version_of(self.tools, call.name)
         request = await self.submit(call, context, reason, version)
-        how = f"toolrig approvals approve {request.id}"
+        how = f"toolrig approvals approve {request.id}{self._where()}"
         log.warning("approval %s pending for %s: run '%s'", request.id, call.name, how)
-        await _tell(context, 0, f"{call.name} waits for a person's approval (request {request.id}): run `{how}`"
-                                f"{self._where()}")
-        status, trouble = await self._wait(request.id, call.name, context, how)
+        await _tell(context, 0, f"{call.name} waits for a person's approval (request {request.id}): run `{how}`")
+        status, trouble = await self._wait(request.id)
         if status == "approved":
             if await self.consume(request.id, call, version):
                 return True
@@ -154,9 +153,12 @@ class ApprovalQueue:
             if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
                 return " --queue <this queue's redis:// URL>"
             prefix = getattr(self.store, "prefix", "toolrig:approvals")
-            return f" --queue {url}" + (f"?prefix={prefix}" if prefix != "toolrig:approvals" else "")
+            joiner = "&" if "?" in url else "?"
+            return f" --queue {url}" + (f"{joiner}prefix={prefix}" if prefix != "toolrig:approvals" else "")
         path = getattr(self.store, "path", None)
-        return f" --queue {path}" if path is not None and str(path) != str(default_queue_path()) else ""
+        if path is None or str(path) == str(default_queue_path()):
+            return ""
+        return f" --queue {shlex.quote(str(path))}"
 
     async def _get(self, request_id: str) -> ApprovalRequest | None:
         try:
@@ -165,7 +167,7 @@ class ApprovalQueue:
             log.exception("could not read approval request %s", request_id)
             return None
 
-    async def _wait(self, request_id: str, tool: str, context: CallContext, how: str) -> tuple[Status | None, str]:
+    async def _wait(self, request_id: str) -> tuple[Status | None, str]:
         """Wait in slices until the request is decided or the deadline passes; a failed read is tried again.
 
         Returns the status (None when it could not be read at the end) and the last store error ('' if none).
@@ -187,9 +189,6 @@ class ApprovalQueue:
                 continue
             if status != "pending":
                 return status, trouble
-            left = max(deadline - anyio.current_time(), 0)
-            await _tell(context, self.timeout - left, f"{tool} still waits for approval ({left:.0f} s left): "
-                                                      f"run `{how}`", total=self.timeout)
 
     async def consume(self, request_id: str, call: ToolCall, version: str | None) -> bool:
         """Use approval ``request_id`` for ``call``: True once, only for the exact call it was given for."""
@@ -216,9 +215,10 @@ class ApprovalQueue:
         await self.store.aclose()
 
 
-async def _tell(context: CallContext, progress: float, message: str, *, total: float | None = None) -> None:
-    """Progress for the caller (an MCP client gets a progress notification); never fails the wait."""
+async def _tell(context: CallContext, progress: float, message: str) -> None:
+    """One progress report for the caller (an MCP client gets a progress notification; progress 0, before the
+    tool's own reports, which must increase); never fails the wait."""
     try:
-        await context.report_progress(progress, total, message)
+        await context.report_progress(progress, None, message)
     except Exception as exc:
         log.debug("could not report approval progress: %s", exc)

@@ -16,8 +16,8 @@ call ends — never with a run:
 * an exception (an approver that failed, e.g. an unreachable queue) → ``approval_required``, saying the
   approver failed: nobody refused the call.
 
-While the handler waits, the caller hears once why (``context.report_progress``, which a served call turns into
-an MCP progress notification). A sync handler runs off the event loop.
+A handler that makes the caller wait tells it how to approve (the queue reports its request id and command
+through ``context.report_progress``). A sync handler runs off the event loop.
 """
 
 from __future__ import annotations
@@ -126,10 +126,6 @@ class ApprovalStage:
         own = getattr(handler, "timeout", None)
         timeout = (float(own) + _GRACE if isinstance(own, int | float) and not isinstance(own, bool) and own > 0
                    else self.timeout)
-        try:
-            await inv.context.report_progress(0, None, f"waiting for a person to approve {inv.name}: {reason}")
-        except Exception as exc:  # a caller that cannot hear progress still gets asked
-            log.debug("could not report the approval wait for %s: %s", inv.name, exc)
         try:
             answer = await call_hook(inv, handler, (call, inv.context, reason), timeout)
         except _NoAnswer:
