@@ -21,6 +21,8 @@ class ErrorKind(StrEnum):
     DENIED = "denied"
     APPROVAL_REQUIRED = "approval_required"
     APPROVAL_DENIED = "approval_denied"
+    APPROVAL_TIMEOUT = "approval_timeout"
+    """Nobody approved or refused the call in time (not a refusal: a person may approve it when asked again)."""
     RATE_LIMITED = "rate_limited"
     CIRCUIT_OPEN = "circuit_open"
     TIMEOUT = "timeout"

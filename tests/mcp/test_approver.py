@@ -127,9 +127,18 @@ async def test_a_request_too_large_to_show_is_denied_without_asking() -> None:
     async with session(asked) as client:
         result = await call(client, "store", data={f"key_{i}": i for i in range(600)})
         assert result.is_error and "approval_denied" in result.text
+        assert "too many values to show whole" in result.text and "declined" not in result.text  # the reason
         assert asked == []  # nobody was asked to approve what they could not see
         small = await call(client, "store", data={"a": 1})
         assert not small.is_error and len(asked) == 1
+
+
+async def test_the_form_names_the_tool_version_given_tools() -> None:
+    asked: list[str] = []
+    version = TOOLS.get("store").spec.version  # type: ignore[union-attr]
+    async with session(asked, tools=TOOLS) as client:
+        result = await call(client, "store", data={"a": 1})
+    assert not result.is_error and f"store@{version}" in asked[0]
 
 
 async def test_controls_and_invisible_characters_reach_the_person_escaped() -> None:

@@ -57,7 +57,9 @@ async def call_with_queue(location: str, verdict: str, *, by_cli: bool = True) -
         submitted.append(request)
         ready.set()
 
-    queue = ApprovalQueue(location, timeout=30, tools=TOOLS, notify=notify)
+    # The wait ends when the second process decides: a long timeout costs nothing, and a slow machine
+    # (two CLI processes starting) cannot run out of it.
+    queue = ApprovalQueue(location, timeout=600, tools=TOOLS, notify=notify)
     outcome: Any = None
     async with Runtime(TOOLS, policy=Policy(allowed_tools=None), approval=queue, audit=False) as rt:
         async def run() -> None:
@@ -65,7 +67,7 @@ async def call_with_queue(location: str, verdict: str, *, by_cli: bool = True) -
             outcome = await rt.call(ToolCall(name="shell", arguments={"command": "ls \x1b[8m"}),
                                     CallContext(user="alice"))
 
-        with anyio.fail_after(60):
+        with anyio.fail_after(600):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
                 await ready.wait()
@@ -94,13 +96,19 @@ async def test_denied_from_a_second_process(location: str) -> None:
     assert request.status == "denied"
 
 
-async def test_no_answer_in_time_denies(location: str) -> None:
+async def test_no_answer_in_time_is_a_timeout_that_says_how_to_approve(location: str) -> None:
     queue = ApprovalQueue(location, timeout=0.2)
+    heard: list[str | None] = []
+    context = CallContext(progress=lambda done, total, message: heard.append(message))
     async with Runtime(TOOLS, policy=Policy(allowed_tools=None), approval=queue, audit=False) as rt:
         with anyio.fail_after(30):
-            out = await rt.call(ToolCall(name="shell", arguments={"command": "ls"}))
-    assert out.error.kind is ErrorKind.APPROVAL_DENIED
+            out = await rt.call(ToolCall(name="shell", arguments={"command": "ls"}), context)
+    assert out.error.kind is ErrorKind.APPROVAL_TIMEOUT
     [request] = await queue.list(None)
+    assert "declined" not in out.error.message and "nobody refused it" in out.error.message
+    assert f"toolrig approvals approve {request.id}" in out.error.message
+    assert out.error.details["request_id"] == request.id
+    assert any(m and f"toolrig approvals approve {request.id}" in m for m in heard)  # told while it waited
     assert request.status == "expired"
     assert not await queue.approve(request.id)  # too late
     await queue.aclose()
@@ -160,13 +168,69 @@ async def test_default_location_comes_from_the_environment(monkeypatch: pytest.M
     assert default_queue_path().name == "approvals.db"
 
 
-async def test_a_broken_store_denies(tmp_path: Path) -> None:
+async def test_a_store_that_cannot_file_the_request_is_no_refusal() -> None:
     class Broken:
         async def add(self, request: ApprovalRequest) -> None:
             raise OSError("disk full")
 
     queue = ApprovalQueue(Broken(), timeout=5)  # type: ignore[arg-type]
-    assert await queue(ToolCall(name="shell", arguments={}), CallContext(), "r") is False
+    async with Runtime(TOOLS, policy=Policy(allowed_tools=None), approval=queue, audit=False) as rt:
+        out = await rt.call(ToolCall(name="shell", arguments={"command": "ls"}))
+    assert out.error.kind is ErrorKind.APPROVAL_REQUIRED and "approver failed" in out.error.message
+    assert "declined" not in out.error.message and "OSError: disk full" in out.error.details["approver_error"]
+
+
+class FlakyReads:
+    """A store whose waits fail (as a Redis read that times out) ``failures`` times, then work."""
+
+    def __init__(self, location: str, failures: int) -> None:
+        from toolrig.policy.approvals import open_store
+
+        self.inner = open_store(location)
+        self.failures = failures
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def wait(self, request_id: str, timeout: float) -> Any:
+        if self.failures > 0:
+            self.failures -= 1
+            raise TimeoutError("Timeout reading from 127.0.0.1:6399")
+        return await self.inner.wait(request_id, timeout)
+
+
+async def test_a_failed_read_while_waiting_is_retried_not_taken_for_a_refusal(location: str) -> None:
+    store = FlakyReads(location, failures=2)
+    approver: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> None:
+        approver.append(request)
+        await store.inner.decide(request.id, True, "ops", queue.clock())
+
+    queue = ApprovalQueue(store, timeout=600, tools=TOOLS, notify=approve)  # type: ignore[arg-type]
+    async with Runtime(TOOLS, policy=Policy(allowed_tools=None), approval=queue, audit=False) as rt:
+        with anyio.fail_after(120):
+            out = await rt.call(ToolCall(name="shell", arguments={"command": "ls"}))
+    assert out.ok, out.error
+    assert store.failures == 0 and approver
+    await store.inner.aclose()
+
+
+async def test_reads_failing_to_the_deadline_end_as_a_timeout_not_a_refusal(location: str) -> None:
+    store = FlakyReads(location, failures=10**6)
+    queue = ApprovalQueue(store, timeout=0.5)  # type: ignore[arg-type]
+    async with Runtime(TOOLS, policy=Policy(allowed_tools=None), approval=queue, audit=False) as rt:
+        with anyio.fail_after(60):
+            out = await rt.call(ToolCall(name="shell", arguments={"command": "ls"}))
+    assert out.error.kind is ErrorKind.APPROVAL_TIMEOUT
+    assert "could not be read" in out.error.message and "declined" not in out.error.message
+    await store.inner.aclose()
+
+
+async def test_a_denial_names_who_denied(location: str) -> None:
+    outcome, request = await call_with_queue(location, "deny")
+    assert outcome.error.kind is ErrorKind.APPROVAL_DENIED
+    assert f"ops denied approval request {request.id}" in outcome.error.message
 
 
 def test_registry_versions_are_bound(registry: Registry) -> None:

@@ -191,7 +191,7 @@ async def test_a_slow_sync_hook_neither_blocks_the_loop_nor_waits_forever() -> N
     assert ticks >= 3  # the loop kept running while the hook blocked its thread
 
 
-async def test_an_approver_that_never_answers_denies_at_its_deadline() -> None:
+async def test_an_approver_that_never_answers_ends_as_a_timeout_at_its_deadline() -> None:
     from toolrig.runtime import ApprovalStage, replace_stage
     from toolrig.runtime import default_stages as stages
 
@@ -209,7 +209,8 @@ async def test_an_approver_that_never_answers_denies_at_its_deadline() -> None:
                 outcome = await rt.call(ToolCall(name="wipe", arguments={"path": "/x"}))
     finally:
         release.set()
-    assert outcome.error is not None and outcome.error.kind is ErrorKind.APPROVAL_DENIED and ran == []
+    assert outcome.error is not None and outcome.error.kind is ErrorKind.APPROVAL_TIMEOUT and ran == []
+    assert "declined" not in outcome.error.message and "nobody refused it" in outcome.error.message
 
 
 # -- 4. a model reaches only the advertised version --------------------------------------------------

@@ -7,7 +7,8 @@
   :class:`BraveProvider` or :class:`TavilyProvider`.
 - Sandboxed execution: :func:`shell_tool`, :func:`python_tool`.
 - YAML command tools: :func:`load_bundle` (also ``Registry.load_bundle``).
-- Configuration: :func:`default_tools` (what ``toolrig serve`` exposes by default), :func:`tools_from_config`.
+- Configuration: :func:`default_tools` (what ``toolrig serve`` exposes by default), :func:`tools_from_config`;
+  which folder may be a root when nobody chose one: :func:`implicit_root_problem`, :func:`is_project_folder`.
 
 Tools whose risk depends on their arguments (protected file names, shell commands) review their own
 calls (:meth:`toolrig.BaseTool.review`): the runtime's approval stage asks a human, and the body does the
@@ -26,6 +27,7 @@ from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._html import html_to_text
 from toolrig.builtins._python import PythonTool, python_tool
+from toolrig.builtins._roots import PROJECT_MARKERS, implicit_root_problem, is_project_folder
 from toolrig.builtins._search import (
     BraveProvider,
     SearchProvider,
@@ -40,6 +42,7 @@ from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
 __all__ = [
     "CONFIG_KEYS",
     "MAX_INT_BITS",
+    "PROJECT_MARKERS",
     "SHELL_ENV",
     "BraveProvider",
     "Confined",
@@ -60,6 +63,8 @@ __all__ = [
     "file_tools",
     "html_to_text",
     "http_fetch_tool",
+    "implicit_root_problem",
+    "is_project_folder",
     "load_bundle",
     "python_tool",
     "read_bundle",

@@ -30,13 +30,15 @@ class Confined:
         root: an existing directory.
         protected: protected names (default :data:`toolrig.guards.DEFAULT_PROTECTED`): operations on them ask.
         max_file_bytes: the largest file any of these tools reads or writes.
+        ask_writes: every write asks a human first (a root that is not a project folder, see
+            :mod:`toolrig.builtins._roots`).
 
     Raises:
         ConfigError: ``root`` is not a directory.
     """
 
     def __init__(self, root: str | Path, *, protected: Iterable[ProtectedRule] = DEFAULT_PROTECTED,
-                 max_file_bytes: int = 10 * 1024 * 1024) -> None:
+                 max_file_bytes: int = 10 * 1024 * 1024, ask_writes: bool = False) -> None:
         path = Path(root).expanduser().resolve()
         if not path.is_dir():
             raise ConfigError(f"the root of the file tools must be an existing directory, not {str(root)!r}")
@@ -45,13 +47,15 @@ class Confined:
         self.root = str(path)
         self.protected = tuple(protected)
         self.max_file_bytes = max_file_bytes
+        self.ask_writes = bool(ask_writes)
         self._guard: PathGuard | None = None
         self._lock = threading.Lock()
         self.writing = threading.Lock()
         """Held by every write and edit of this root in this process: an edit's read and write are one step."""
 
     def __getstate__(self) -> dict[str, Any]:  # a worker process opens its own guard
-        return {"root": self.root, "protected": self.protected, "max_file_bytes": self.max_file_bytes}
+        return {"root": self.root, "protected": self.protected, "max_file_bytes": self.max_file_bytes,
+                "ask_writes": self.ask_writes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _guard=None, _lock=threading.Lock(), writing=threading.Lock())
@@ -72,7 +76,8 @@ class Confined:
         return guard
 
     def judge(self, path: str, *, write: bool, tool: str) -> Decision | None:
-        """An ask when ``path`` is protected for this operation (reads or writes); None otherwise.
+        """An ask when ``path`` is protected for this operation (reads or writes), or for every write when
+        ``ask_writes``; None otherwise.
 
         Paths the guard refuses get no opinion here: the tool body refuses them with the guard's reason.
         """
@@ -82,6 +87,10 @@ class Confined:
                 rule = self.guard.protection(path, write=False)
         except GuardError:
             return None
+        if rule is None and write and self.ask_writes:
+            return Decision.ask(f"writing {path!r} needs approval: the root {self.root} is not a project folder "
+                                "(no .git, pyproject.toml, package.json ... in it), so every write asks",
+                                source=f"root:{tool}")
         if rule is None:
             return None
         verb = "writing" if write else "reading"

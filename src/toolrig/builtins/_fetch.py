@@ -5,20 +5,26 @@ redirects), the connection is pinned to the checked address, proxies are ignored
 in bytes and the fetch in time. HTML becomes readable text (:func:`~toolrig.builtins._html.html_to_text`);
 text, JSON and XML are returned as they are; other content types are described, not shown. The tool
 is ``trust="external"``: the runtime fences its output so the model reads it as data, not instructions.
+
+What can be refused without a network look-up (a scheme or port that is not allowed, a blocked name such as
+``localhost``, a literal address in the blocked table such as ``169.254.169.254``) is refused by the tool's
+review, before the policy's or the approval stage's ask: nobody is asked to approve a fetch that would be
+refused anyway. Names are resolved and checked again when fetched.
 """
 
 from __future__ import annotations
 
 import ssl
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import httpx
 
-from toolrig import ModelRetry, Tool, ToolFailure, TransientError
+from toolrig import CallContext, Decision, ModelRetry, Tool, ToolFailure, TransientError
 from toolrig.builtins._html import html_to_text
-from toolrig.guards import AsyncResolver, FetchResult, Resolver, SafeHTTPClient
+from toolrig.errors import URLDenied
+from toolrig.guards import AsyncResolver, FetchResult, Resolver, SafeHTTPClient, URLRules, check_url
 
 __all__ = ["HttpFetch", "http_fetch_tool"]
 
@@ -68,6 +74,24 @@ class HttpFetch(Tool):
                 self._ssl = httpx.create_ssl_context()
             return self._ssl
 
+    def rules(self) -> URLRules:
+        """The URL rules this tool fetches under."""
+        return URLRules.build(allowed_ports=self.allowed_ports, allow_private=self.allow_private,
+                              allow_endpoints=self.allow_endpoints)
+
+    def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
+        """Deny, before anyone is asked to approve, a URL the fetch would refuse without resolving a name."""
+        url = values.get("url")
+        if not isinstance(url, str) or not url.strip():
+            return None  # the body asks the model for a URL
+        try:
+            check_url(url.strip(), resolver=_no_lookup, rules=self.rules())
+        except URLDenied as exc:
+            if exc.reason == "resolve_failed":
+                return None  # a name: resolved and checked when fetched
+            return Decision.deny(exc.message, source="http_fetch (address check)")
+        return None
+
     def client(self) -> SafeHTTPClient:
         """A client with this tool's rules and caps (closed by the caller)."""
         return SafeHTTPClient(resolver=self.resolver, max_bytes=self.max_bytes, timeout=self.fetch_timeout,
@@ -106,6 +130,10 @@ class HttpFetch(Tool):
             notes.append(f"the text was cut at {self.max_chars:,} characters")
         tail = f"\n[toolrig: {'; '.join(notes)}]" if notes else ""
         return "\n".join(head) + "\n\n" + body + tail
+
+
+def _no_lookup(host: str) -> list[str]:
+    raise LookupError(f"{host} is resolved when fetched")
 
 
 def http_fetch_tool(*, resolver: Resolver | AsyncResolver | None = None, max_bytes: int = 2_000_000,

@@ -13,18 +13,25 @@ import typer
 __all__ = ["COMMAND_MODULES", "app", "build_app", "main"]
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "toolrig.cli._mcp",  # first: `serve` leads the command list
     "toolrig.cli._inspect",
     "toolrig.cli._check",
     "toolrig.cli._audit",
     "toolrig.cli._call",
     "toolrig.cli._policy",
     "toolrig.cli._search",
-    "toolrig.cli._mcp",
     "toolrig.cli._pins",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 
-HELP = """toolrig: inspect, export, check and call tools for LLM agents, and read the audit log.
+HELP = """toolrig serve: serve tools to MCP clients (desktop apps, agents, the MCP inspector) as
+one MCP server, every call through a safe pipeline (policy, approval, limits, fencing, audit).
+With no options it serves the built-in file tools on the current folder (see serve --root),
+calculator and current_time over stdio; --http HOST:PORT serves streamable HTTP; --config
+toolrig.toml adds upstream MCP servers, your own Python tools and a policy.
+
+The other commands inspect, check, search and call tools (list, describe, check, call, search),
+use MCP servers (mcp, scan, pins), manage policy and approvals, and read the audit log (audit).
 
 SOURCE is a Python file, a directory of Python files, an importable module name, or
 module:attribute."""
@@ -46,7 +53,7 @@ def build_app() -> typer.Typer:
         version: Annotated[bool, typer.Option(
             "--version", is_eager=True, callback=_print_version, help="Print the toolrig version and exit.")] = False,
     ) -> None:
-        """toolrig: inspect, export and check tools for LLM agents."""
+        """toolrig: serve tools to MCP clients; inspect, check and call tools for LLM agents."""
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(application)

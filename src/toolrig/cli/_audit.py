@@ -49,25 +49,56 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _table(records: Sequence[AuditRecord]) -> Table:
-    """The rows as a table that fits 80 columns (time, tool, user, kind, ms, detail); ``--json`` has everything."""
-    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    table.add_column("time", no_wrap=True, min_width=8)
-    table.add_column("tool", no_wrap=True, overflow="ellipsis", min_width=8, max_width=22)
-    table.add_column("user", no_wrap=True, overflow="ellipsis", min_width=4, max_width=10)
-    table.add_column("kind", no_wrap=True, overflow="ellipsis", min_width=9, max_width=17)
-    table.add_column("ms", no_wrap=True, justify="right", min_width=5)
-    table.add_column("error / arguments", overflow="ellipsis", no_wrap=True)
+_GAP = 2
+"""Columns are separated by two spaces (one of padding each side)."""
+
+
+def _row(record: AuditRecord, today: object) -> dict[str, Text]:
+    stamp = datetime.fromtimestamp(record.time)
+    when = stamp.strftime("%H:%M:%S" if stamp.date() == today else "%m-%d %H:%M")
+    tool = record.tool if record.version is None else f"{record.tool}@{record.version}"
+    kind = record.kind or record.status
+    style = "green" if kind == "ok" else "yellow" if kind == "started" else "red"
+    detail = record.error if record.error else _arguments_text(record)
+    return {"time": Text(when), "tool": Text(" ".join(sanitize(tool).split())), "kind": Text(kind, style=style),
+            "user": Text(_clip(record.user or "-", 24)),
+            "ms": Text("-" if record.duration_ms is None else f"{record.duration_ms:.1f}"),
+            "error / arguments": Text(_clip(detail, 300))}
+
+
+_OPTIONAL = ("time", "ms", "user")
+"""Shown when there is room, in this order; the tool and the outcome kind always, whole; the detail gets the rest."""
+_ORDER = ("time", "tool", "user", "kind", "ms", "error / arguments")
+
+
+def _table(records: Sequence[AuditRecord], width: int) -> Table:
+    """The rows as a table of ``width`` columns: the tool (with its version) and the outcome kind whole, then as
+    many of time, duration and user as fit, then the error or arguments cut to what is left. ``--json`` has all."""
     today = datetime.now().date()
-    for r in records:
-        stamp = datetime.fromtimestamp(r.time)
-        when = stamp.strftime("%H:%M:%S" if stamp.date() == today else "%m-%d %H:%M")
-        tool = r.tool if r.version is None else f"{r.tool}@{r.version}"
-        kind = r.kind or r.status
-        style = "green" if kind == "ok" else "yellow" if kind == "started" else "red"
-        detail = r.error if r.error else _arguments_text(r)
-        table.add_row(when, Text(_clip(tool, 48)), Text(_clip(r.user or "-", 24)), Text(kind, style=style),
-                      "-" if r.duration_ms is None else f"{r.duration_ms:.1f}", Text(_clip(detail, 300)))
+    rows = [_row(r, today) for r in records]
+
+    def need(name: str) -> int:
+        return max([len(name), *(row[name].cell_len for row in rows)])
+
+    chosen = {"tool": need("tool"), "kind": need("kind")}
+    used = sum(chosen.values()) + _GAP
+    for name in _OPTIONAL:
+        wanted = min(need(name), 16) if name == "user" else need(name)
+        if used + _GAP + wanted + _GAP + 20 <= width or (name == "time" and used + _GAP + wanted <= width):
+            chosen[name] = wanted
+            used += _GAP + wanted
+    detail = width - used - _GAP
+    if detail >= 8:
+        chosen["error / arguments"] = detail
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=False)
+    columns = [n for n in _ORDER if n in chosen]
+    for name in columns:
+        whole = name in ("tool", "kind")
+        table.add_column(name, no_wrap=not whole, overflow="fold" if whole else "ellipsis",
+                         justify="right" if name == "ms" else "left", min_width=chosen[name] if whole else None,
+                         max_width=chosen[name])
+    for row in rows:
+        table.add_row(*(row[name] for name in columns))
     return table
 
 
@@ -109,7 +140,7 @@ def audit_command(
         return
     console = stdout()
     console.print(Text(f"audit log {path} ({len(records)} rows, newest first)"), overflow="fold")
-    console.print(_table(records))
+    console.print(_table(records, console.width))
 
 
 def register(app: typer.Typer) -> None:

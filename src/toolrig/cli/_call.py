@@ -7,6 +7,7 @@ or a structured error. Exit code 0 when the call succeeded, 1 when it ended with
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,9 +18,9 @@ from rich.panel import Panel
 from rich.table import Table
 
 from toolrig.cli._common import fail, load_tools, print_json, stdout
-from toolrig.fencing import sanitize
+from toolrig.fencing import FENCE_TAG, sanitize
 
-__all__ = ["call_command", "register"]
+__all__ = ["call_command", "register", "shown_content"]
 
 
 def _approver(yes: bool) -> Any:
@@ -32,6 +33,16 @@ def _approver(yes: bool) -> Any:
         return typer.confirm(f"Approve {call.name}({json.dumps(call.arguments)})? [{reason}]", default=False)
 
     return ask
+
+
+_DELIMITER = re.compile(rf'</?{FENCE_TAG} id="[A-Za-z0-9]{{8,64}}"( tool="[^"]{{1,200}}")?>')
+
+
+def shown_content(content: str) -> str:
+    """``content`` for the terminal as a model reads it: the fence's own delimiter lines as they are (as ``--json``
+    shows them), every other line sanitised (a payload's imitation of the fence was neutralised when it was
+    fenced: only toolrig's own delimiters match)."""
+    return "\n".join(line if _DELIMITER.fullmatch(line) else sanitize(line) for line in content.split("\n"))
 
 
 def _panel(outcome: Any) -> Panel:
@@ -50,7 +61,7 @@ def _panel(outcome: Any) -> Panel:
         grid.add_row("repaired", escape(sanitize(repair)))
     if outcome.meta:
         grid.add_row("meta", escape(sanitize(json.dumps(outcome.meta, default=str))))
-    grid.add_row("content", escape(sanitize(outcome.content)))
+    grid.add_row("content", escape(shown_content(outcome.content)))
     return Panel(grid, title=escape(f"toolrig call {outcome.name}"), title_align="left",
                  border_style="green" if outcome.ok else "red")
 

@@ -39,11 +39,10 @@ def _ask_launch(yes: bool) -> Any:
     return ask
 
 
-def _parse_http(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        fail(f"--http needs HOST:PORT (e.g. 127.0.0.1:8765), got {value!r}")
-    return (host.strip("[]") or "127.0.0.1"), int(port)
+ROOT_HELP = ("The folder the built-in file tools work in. Default: [builtins] root of the config, else the folder "
+             "serve starts in, which must not be / , your home or a system folder (give --root there). Writes ask "
+             "for approval unless the root is a project folder (.git, pyproject.toml, package.json ...) or given "
+             "here.")
 
 
 def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
@@ -56,8 +55,17 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     tools: Annotated[list[str] | None, typer.Option(
         "--tools", metavar="SOURCE", help="Also serve the tools of this file, directory or module (repeatable).")]
     = None,
+    root: Annotated[Path | None, typer.Option("--root", metavar="FOLDER", help=ROOT_HELP)] = None,
 ) -> None:
-    """Serve upstream MCP servers, Python tools and built-ins as one MCP server, through the whole pipeline."""
+    """Serve tools to MCP clients (desktop apps, agents, the inspector) as one MCP server.
+
+    With no --config it serves the built-in file tools (read, write, edit, list, glob, grep) on one root
+    folder (see --root), calculator and current_time, over stdio, or over streamable HTTP with --http.
+    A config adds upstream MCP servers, your own Python tools, a policy and approvals. Every call goes
+    through the pipeline (policy, approval, limits, fencing, audit). On start it prints the root, where it
+    listens, and the entry to paste into a desktop client.
+    """
+    from toolrig.cli._serving import check_listen, listen_error, listen_from, rebuild_options, with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
 
     if http and stdio:
@@ -66,33 +74,30 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         settings = load_gateway_config(config)
     except MCPConfigError as exc:
         fail(str(exc))
-    if tools:
-        import dataclasses
-
-        given = [str(Path(t).resolve()) if Path(t).exists() else t for t in tools]
-        modules = [*settings.tools.get("modules", []), *given]
-        settings = dataclasses.replace(settings, tools={**settings.tools, "modules": modules})
+    settings = with_options(settings, tools=tools, root=root)
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
-    host, port = _parse_http(http) if http else (str(serve.get("host", "127.0.0.1")), int(serve.get("port", 8765)))
+    listen = listen_from(http, serve, config)
+    if transport == "http":
+        check_listen(listen)
     _logging(as_json)
     try:
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)
     except MCPConfigError as exc:
         fail(str(exc))
-    options = ["--config", str(config.resolve())] if config else []
-    for source in tools or ():
-        options += ["--tools", str(Path(source).resolve()) if Path(source).exists() else source]
+    options = rebuild_options(config, tools, gateway.root)
 
     def ready(where: str) -> None:
-        report = startup_report(gateway, where, options)
+        report = startup_report(gateway, where, options, bind=listen.host if transport == "http" else None)
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
-        try:
-            gateway.run(transport=transport, host=host, port=port, on_ready=ready)
-        except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
-            fail(str(exc))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
+            gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+    except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
+        fail(str(exc))
+    except OSError as exc:  # the address was taken between the check and the start
+        fail(listen_error(listen, exc))
 
 
 def _logging(as_json: bool) -> None:
@@ -193,8 +198,12 @@ def approve_launch_command(
     server: Annotated[str | None, typer.Argument(help="Only this server.")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Approve without asking (scripts).")] = False,
 ) -> None:
-    """Approve the exact commands of a config's stdio servers, so ``toolrig serve`` may start them."""
-    from toolrig.mcp import LaunchSandbox, MCPConfigError, launch_targets, load_gateway_config, open_pins
+    """Approve the exact commands of a config's stdio servers, so ``toolrig serve`` may start them.
+
+    Each command is shown (and whether it runs sandboxed) and asked about at the terminal; --yes approves them
+    all without asking (scripts, no terminal).
+    """
+    from toolrig.mcp import MCPConfigError, launch_targets, load_gateway_config, open_pins
 
     try:
         settings = load_gateway_config(config)
@@ -202,16 +211,25 @@ def approve_launch_command(
     except MCPConfigError as exc:
         fail(str(exc))
     pins = open_pins()
-    for name, target in targets.items():
-        if server not in (None, name):
-            continue
-        box = target.sandbox if isinstance(target.sandbox, LaunchSandbox) else None
-        if pins.launch_approved(target.argv, target.cwd, target.env, sandbox=box):
-            continue
+    waiting = {name: target for name, target in targets.items() if server in (None, name)
+               and not pins.launch_approved(target.argv, target.cwd, target.env, sandbox=_box(target))}
+    if waiting and not yes and not sys.stdin.isatty():
+        for name, target in waiting.items():
+            typer.echo(f"not approved: {name}:\n  " + target.describe_launch().replace("\n", "\n  "), err=True)
+        fail(f"no terminal to ask at: review the command(s) above, then approve them without asking with "
+             f"`toolrig mcp approve-launch --config {config} --yes`" + (f" {server}" if server else ""))
+    for name, target in waiting.items():
+        box = _box(target)
         shown = target.describe_launch().replace("\n", "\n  ")
         if yes or typer.confirm(f"Start {name!r}?\n  {shown}\n", default=False):
             pins.approve_launch(target.argv, target.cwd, target.env, by="toolrig mcp approve-launch", sandbox=box)
             typer.echo(f"approved {name}: {target.describe()} ({'sandboxed' if box else 'UNSANDBOXED'})")
+
+
+def _box(target: Any) -> Any:
+    from toolrig.mcp import LaunchSandbox
+
+    return target.sandbox if isinstance(target.sandbox, LaunchSandbox) else None
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +41,13 @@ from toolrig.mcp._pins import PinStore, open_pins
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
 from toolrig.mcp._upstream import UpstreamContent
+from toolrig.policy import PolicyStage
 from toolrig.toolsets import FunctionToolset, Toolset
 
 if TYPE_CHECKING:
     from toolrig.sandbox import Sandbox
 
-__all__ = ["Gateway", "LaunchAsker"]
+__all__ = ["Gateway", "LaunchAsker", "builtin_root"]
 
 log = logging.getLogger("toolrig.mcp.gateway")
 
@@ -67,6 +69,7 @@ class Gateway:
         launches: what was decided for each stdio server (started or not, sandboxed or not, why).
         not_launched: ``server -> command`` of the stdio servers not started.
         sandbox: the sandbox's state (``available`` None when no server needed it).
+        root: where the built-in tools work (:func:`builtin_root`; None when none of them uses a folder).
     """
 
     def __init__(self, config: GatewayConfig, *, pins: PinStore | None = None, ask_launch: LaunchAsker | None = None,
@@ -74,6 +77,7 @@ class Gateway:
         from toolrig.runtime import AuditStage, Runtime
 
         self.config = config
+        self.root = builtin_root(config.builtins, config)  # first: a refused root stops everything
         self.pins = pins or open_pins()
         self.sandbox = SandboxState(sandbox)
         self.launches: dict[str, LaunchPlan] = {}
@@ -107,7 +111,7 @@ class Gateway:
         approval = approval if approval is not None else self._approval()
         self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
                                state=self._state(), state_failure=runtime.get("state_failure", "open"),
-                               policy=self.policy.as_stage(), approval=approval)
+                               policy=PolicyStage(self.policy), approval=approval)
         self.content.runner = self._run_content
         self.forward_gate.attach(approval=approval, audit=next(
             (s for s in self.runtime.stages if isinstance(s, AuditStage)), None),
@@ -136,6 +140,8 @@ class Gateway:
                     self.not_launched[name] = plan.target.describe()
                     continue
             admitted[name] = self._resolved(entry)
+            if self._named_trusted(name):  # its annotations read; the policy believes them for the named tools
+                admitted[name]["trusted"] = True
         if not admitted:
             return None
         mcp = self.config.mcp
@@ -144,6 +150,27 @@ class Gateway:
         if any(plan.start and plan.sandboxed for plan in self.launches.values()):
             options["sandbox"] = self.sandbox.sandbox
         return from_config({"mcpServers": admitted}, prefix=bool(mcp.get("prefix", True)), **options)
+
+    def _named_trusted(self, server: str) -> bool:
+        """Whether a ``[policy] trusted`` rule may name a tool of ``server`` (``time__*``, ``time__get_*``, ``*``).
+
+        Such a server's tools take their permission from their annotations, as for ``trusted = true`` in its
+        entry; the policy still treats every tool its ``trusted`` rules do not name as ``destructive``
+        (:func:`toolrig.policy.effective_permission`), so this over-approximation trusts no other tool.
+        """
+        from toolrig.policy import parse_rule
+
+        rules = [parse_rule(str(r)) for r in (self.config.policy or {}).get("trusted", ())]
+        if not bool(self.config.mcp.get("prefix", True)) or self.config.servers[server].get("prefix") is not None:
+            return bool(rules)  # names without this server's prefix: any rule may name its tools
+        head = f"{server}__"
+        for rule in rules:
+            if rule.toolset is not None:
+                return True
+            literal = re.split(r"[*?\[]", rule.tool, maxsplit=1)[0]
+            if head.startswith(literal) if len(literal) < len(head) else literal.startswith(head):
+                return True
+        return False
 
     def _resolved(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         """``entry`` with its paths (``cwd``, the sandbox's ``ro_paths`` / ``rw_paths``) relative to the config file."""
@@ -167,7 +194,7 @@ class Gateway:
         for module in modules:
             source = self.config.path(module)
             out.append(FunctionToolset(load_source(str(source) if source.exists() else module)))
-        builtins = _builtin_tools(self.config.builtins, self.config)
+        builtins = _builtin_tools(self.config.builtins, self.config, self.root)
         if builtins is not None:
             out.append(builtins)
         return out
@@ -218,7 +245,7 @@ class Gateway:
         timeout = float(section.get("timeout", 300.0))
         queue = ApprovalQueue(section.get("queue"), timeout=timeout, tools=self.toolset)
         if backend == "client":
-            return ClientApprover(fallback=queue, timeout=timeout)
+            return ClientApprover(fallback=queue, timeout=timeout, tools=self.toolset)
         if backend == "queue":
             return queue
         if backend == "terminal":
@@ -273,6 +300,7 @@ class Gateway:
         """Serve until cancelled."""
         from toolrig.mcp._serve import serve_async
 
+        self.policy.warn_if_unrestricted()  # now calls will be decided (not for scan or a listing)
         serve = self.config.serve
         http: dict[str, Any] = {}
         if transport != "http":
@@ -286,13 +314,52 @@ class Gateway:
                           on_ready=on_ready, **http)
 
 
-def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> Toolset | None:
-    """The built-in tools of ``[builtins]`` (None: none), as :func:`toolrig.builtins.tools_from_config` builds them.
+_ROOTED = ("files", "documents", "shell", "bundles")
+"""The ``[builtins]`` sections that work in the root (files is on by default)."""
 
-    ``root`` is resolved against the config file's folder (the current directory without a file).
+
+def builtin_root(section: Mapping[str, Any] | None, config: GatewayConfig) -> dict[str, Any] | None:
+    """Where the built-in tools of ``section`` work, as the startup report shows it (None: no tool uses a root).
+
+    ``path`` is resolved against the config file's folder (the current directory without a file); ``explicit``
+    when ``[builtins] root`` (or ``toolrig serve --root``) named it; ``project`` when it is a project folder
+    (see :mod:`toolrig.builtins._roots`) or explicit; ``writes_ask`` when the file tools' writes ask first;
+    ``warning`` when it is the filesystem root, a home or a system folder (only possible when explicit).
 
     Raises:
-        MCPConfigError: an unknown key or option, a wrong value, a root that is not a directory.
+        MCPConfigError: the root was not given explicitly and is the filesystem root, the home directory or a
+            system folder.
+    """
+    from toolrig.builtins import implicit_root_problem, is_project_folder
+
+    if section is None or not any(section.get(k, k == "files") not in (None, False, []) for k in _ROOTED):
+        return None
+    explicit = "root" in section
+    path = config.path(str(section.get("root", "."))).resolve()
+    problem = implicit_root_problem(path)
+    if problem and not explicit:
+        started = "the folder toolrig serve was started in" if config.source == "(defaults)" else (
+            f"the folder of {config.source}")
+        raise MCPConfigError(
+            f"will not serve the file tools on {path}: {problem}, and nobody chose it (it is {started}; desktop "
+            "clients often start servers in / or your home directory). Pass --root FOLDER, the folder the tools "
+            "may work in (or set [builtins] root in the config); an explicit --root may be any folder.")
+    project = explicit or is_project_folder(path)
+    files = section.get("files", True)
+    writes = files is True or (isinstance(files, Mapping) and not files.get("read_only", False))
+    return {"path": str(path), "explicit": explicit, "project": project, "writes_ask": writes and not project,
+            "warning": f"{problem}: the tools reach everything under it" if problem else None}
+
+
+def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig, root: Mapping[str, Any] | None
+                   ) -> Toolset | None:
+    """The built-in tools of ``[builtins]`` (None: none), as :func:`toolrig.builtins.tools_from_config` builds them.
+
+    ``root`` is resolved against the config file's folder (the current directory without a file); see
+    :func:`builtin_root` for the roots that are refused and the writes that ask.
+
+    Raises:
+        MCPConfigError: an unknown key or option, a wrong value, a root that is not a directory or is refused.
     """
     if section is None:
         return None
@@ -300,6 +367,9 @@ def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> 
     from toolrig.errors import ConfigError, DefinitionError
 
     settings = {**section, "root": str(config.path(str(section.get("root", "."))))}
+    if root is not None and root["writes_ask"]:
+        files = section.get("files", True)
+        settings["files"] = {**(files if isinstance(files, Mapping) else {}), "ask_writes": True}
     try:
         return FunctionToolset(tools_from_config(settings))
     except (ConfigError, DefinitionError) as exc:

@@ -12,20 +12,21 @@
     [serve.auth]                   # optional bearer tokens issued for this server
     audience = "https://mcp.example.com/mcp"
     tokens = { "change-me" = "alice" }      # or jwt_secret_env = "NAME" / jwt_public_key_file = "key.pem"
-    # a token's agent (what agent policy layers select): tokens = { "t" = { user = "ci", agent = "ci-bot" } };
-    # for JWTs, agent_claim = "agent" names the claim. A client's self-declared name is never an agent.
+    agent_claim = "agent"          # a JWT claim naming the caller's agent (static tokens: { user, agent })
 
     [mcpServers.files]             # upstream servers, inline (the mcpServers format) ...
     command = "npx"
     args = ["-y", "@modelcontextprotocol/server-filesystem", "/data"]
     sandbox = { network = true, rw_paths = ["/data"] }   # always sandboxed; false: with your full access
-    forward_sampling = "deny"      # this server's sampling / elicitation requests: "deny", "ask" or "allow"
-    forward_elicitation = "ask"
+    max_message_bytes = 16777216   # the largest message read from it (the default)
+    forward_elicitation = "ask"    # its requests to the client: "deny", "ask" (the default) or "allow"
+    forward_sampling = "ask"
 
     [mcp]
     servers_file = "servers.json"  # ... and/or from a file (JSON or TOML, relative to this file)
     timeout = 60                   # seconds per upstream call
-    forward_sampling = "ask"       # the default of servers that do not say (default: "ask"; elicitation too)
+    forward_sampling = "ask"       # the default of servers that do not say: "deny", "ask" or "allow"
+    forward_elicitation = "ask"
 
     [tools]
     modules = ["my_tools.py", "my_package.tools"]   # Python tools (files, directories, modules)
@@ -47,7 +48,7 @@
     [runtime]
     state = "memory"               # or redis:// (limits, breakers, cache shared by replicas)
     state_prefix = "toolrig"       # the Redis key namespace (one per deployment)
-    state_failure = "open"         # Redis unreachable: "open" runs calls unprotected, "closed" refuses them
+    state_failure = "open"         # while that state is unreachable: "open" runs calls unprotected, "closed" refuses
     audit = "audit.db"             # a SQLite path, postgresql://..., or false
     timeout = 120                  # seconds per call for tools without their own
 
@@ -58,7 +59,10 @@
     [pins]
     mode = "tofu"                  # pin on first sight; "approve": new tools wait for `toolrig pins approve`
 
-Relative paths are relative to the config file. Unknown keys are errors.
+Relative paths are relative to the config file. The whole file is checked against one schema
+(:mod:`toolrig.mcp._gateway_schema`) before anything starts: unknown keys, values of the wrong type
+(``"80"`` is not a port, ``"no"`` is not a boolean) and values out of range are errors that name the
+key, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -71,30 +75,12 @@ from typing import Any
 
 from toolrig.errors import MCPConfigError
 from toolrig.mcp._config import read_servers, server_namespaces
-from toolrig.mcp._names import SEP
+from toolrig.mcp._gateway_schema import check_config, check_servers
 
 __all__ = ["GatewayConfig", "load_gateway_config"]
 
-_SECTIONS: dict[str, frozenset[str]] = {
-    "serve": frozenset({"transport", "host", "port", "path", "stateless", "allowed_hosts", "allowed_origins",
-                        "json_response", "auth"}),
-    "mcp": frozenset({"servers_file", "prefix", "timeout", "connect_timeout", "forward_sampling",
-                      "forward_elicitation"}),
-    "tools": frozenset({"modules"}),
-    "builtins": frozenset(),  # checked by toolrig.builtins.tools_from_config, which names what it accepts
-    "approvals": frozenset({"backend", "queue", "timeout"}),
-    "runtime": frozenset({"state", "state_prefix", "state_failure", "audit", "audit_mode", "timeout",
-                          "per_user_limit"}),
-    "scan": frozenset({"quarantine", "allow"}),
-    "pins": frozenset({"mode"}),
-    "policy": frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted",
-                         "allowed_tools"}),
-}
-_TOP = frozenset({"name", "instructions", "mcpServers", *_SECTIONS})
-_AUTH = frozenset({"audience", "tokens", "issuer", "jwt_secret_env", "jwt_public_key_file", "algorithms",
-                   "required_scopes", "agent_claim"})
+_SECTIONS = ("serve", "mcp", "tools", "builtins", "approvals", "runtime", "scan", "pins", "policy")
 _FORWARD_KEYS = ("forward_sampling", "forward_elicitation")
-_FORWARD_MODES = ("deny", "ask", "allow")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,35 +110,11 @@ class GatewayConfig:
         return path if path.is_absolute() else self.base / path
 
 
-def _check_section(name: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise MCPConfigError(f"[{name}] must be a table")
-    unknown = set(value) - _SECTIONS[name]
-    if unknown and name != "builtins":
-        raise MCPConfigError(f"[{name}]: unknown key(s) {sorted(unknown)}; known: {sorted(_SECTIONS[name])}")
-    if name == "runtime" and value.get("state_failure", "open") not in ("open", "closed"):
-        raise MCPConfigError(f"[runtime] state_failure must be \"open\" or \"closed\", not {value['state_failure']!r}")
-    if name == "serve" and "auth" in value:
-        auth = value["auth"]
-        if not isinstance(auth, Mapping) or set(auth) - _AUTH:
-            raise MCPConfigError(f"[serve.auth]: known keys are {sorted(_AUTH)}")
-        if "audience" not in auth:
-            raise MCPConfigError("[serve.auth] needs 'audience': this server's URL, which tokens must be issued for")
-    for key in _FORWARD_KEYS:
-        if name == "mcp" and key in value and value[key] not in _FORWARD_MODES:
-            raise MCPConfigError(f"[mcp] {key} must be one of {', '.join(_FORWARD_MODES)}; got {value[key]!r}")
-    return dict(value)
-
-
 def _forwarding(servers: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
     """Take each server's ``forward_*`` keys out of its entry (they are the gateway's, not the transport's)."""
     out: dict[str, dict[str, str]] = {}
     for name, entry in servers.items():
         own = {key: entry.pop(key) for key in _FORWARD_KEYS if key in entry}
-        for key, mode in own.items():
-            if mode not in _FORWARD_MODES:
-                raise MCPConfigError(f"mcpServers.{name}.{key} must be one of {', '.join(_FORWARD_MODES)}; "
-                                     f"got {mode!r}")
         if own:
             out[name] = own
     return out
@@ -163,25 +125,22 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
     """A :class:`GatewayConfig` from parsed TOML.
 
     Raises:
-        MCPConfigError: unknown keys, values of the wrong shape, or an unreadable servers file.
+        MCPConfigError: every problem with the config (:func:`toolrig.mcp._gateway_schema.check_config`: unknown
+            keys, values of the wrong type or out of range, each named), or an unreadable servers file.
     """
-    unknown = set(data) - _TOP
-    if unknown:
-        raise MCPConfigError(f"{source}: unknown key(s) {sorted(unknown)}; known: {sorted(_TOP)}")
+    check_config(data, source=source)
     base = base or Path.cwd()
-    sections = {name: _check_section(name, data[name]) for name in _SECTIONS if name in data}
+    sections = {name: dict(data[name]) for name in _SECTIONS if name in data}
     servers: dict[str, dict[str, Any]] = {}
     servers_file = sections.get("mcp", {}).get("servers_file")
     if servers_file:
         path = Path(servers_file).expanduser()
-        servers.update(read_servers(path if path.is_absolute() else base / path))
+        path = path if path.is_absolute() else base / path
+        servers.update(read_servers(path))
+        check_servers(servers, source=str(path))
     if "mcpServers" in data:
         servers.update(read_servers({"mcpServers": data["mcpServers"]}))
     forwarding = _forwarding(servers)
-    for name in servers:
-        if SEP in name or not name:
-            raise MCPConfigError(f"server name {name!r}: must be non-empty and must not contain {SEP!r} "
-                                 "(the separator between a server's name and its tools' names)")
     server_namespaces(servers, prefix=bool(sections.get("mcp", {}).get("prefix", True)))
     return GatewayConfig(
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,

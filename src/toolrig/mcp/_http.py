@@ -126,7 +126,8 @@ class HostOriginGuard:
         hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
         origins = [v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"]
         if len(hosts) != 1 or not _matches(hosts[0], self.hosts, port=self.port, bound=self.bound):
-            await Response("Invalid Host header", status_code=421)(scope, receive, send)
+            await Response("Invalid Host header: this server does not answer to that name; its operator can add "
+                           "it to [serve] allowed_hosts (toolrig.toml)", status_code=421)(scope, receive, send)
             return
         if len(origins) > 1 or (origins and not _matches(origins[0], self.origins, origin=True, port=self.port,
                                                           bound=self.bound)):

@@ -1,4 +1,5 @@
-"""The ``ALLOWED_TOOLS`` allowlist: unset = no restriction (warned), empty = error, unknown names checked.
+"""The ``ALLOWED_TOOLS`` allowlist: unset = no restriction (warned once per process, when calls are about to be
+run: :func:`warn_unrestricted`), empty = error, unknown names checked.
 
 The value is a list of rules (names, globs, ``toolset:NAME``) separated by commas or whitespace.
 A tool that matches none of them is denied.
@@ -9,17 +10,19 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Collection, Mapping
 
 from toolrig.policy._rules import PolicyConfigError, Rule, ToolsetResolver, parse_rule
 
-__all__ = ["ALLOWED_TOOLS_ENV", "check_allowed_names", "in_ci", "read_allowed_tools"]
+__all__ = ["ALLOWED_TOOLS_ENV", "check_allowed_names", "in_ci", "read_allowed_tools", "warn_unrestricted"]
 
 ALLOWED_TOOLS_ENV = "ALLOWED_TOOLS"
 
 log = logging.getLogger("toolrig.policy")
 
 _FALSE = frozenset({"", "0", "false", "no", "off"})
+_warned = threading.Event()
 
 
 def in_ci(environ: Mapping[str, str] | None = None) -> bool:
@@ -29,7 +32,7 @@ def in_ci(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def read_allowed_tools(environ: Mapping[str, str] | None = None) -> tuple[Rule, ...] | None:
-    """Rules from ``ALLOWED_TOOLS``; None (with a logged warning) when it is unset.
+    """Rules from ``ALLOWED_TOOLS``; None when it is unset (see :func:`warn_unrestricted`).
 
     Raises:
         PolicyConfigError: the variable is set but empty, or holds something that is not a rule.
@@ -37,13 +40,20 @@ def read_allowed_tools(environ: Mapping[str, str] | None = None) -> tuple[Rule, 
     env = os.environ if environ is None else environ
     raw = env.get(ALLOWED_TOOLS_ENV)
     if raw is None:
-        log.warning("%s is not set: every tool may be called (subject to the policy's rules)", ALLOWED_TOOLS_ENV)
         return None
     entries = [e for e in re.split(r"[,\s]+", raw) if e]
     if not entries:
         raise PolicyConfigError(f"{ALLOWED_TOOLS_ENV} is set but empty: that would allow no tool at all; "
                                 "unset it for no restriction, or list the allowed tools")
     return tuple(parse_rule(e) for e in entries)
+
+
+def warn_unrestricted() -> None:
+    """Log, once per process, that ``ALLOWED_TOOLS`` is unset (called when a policy starts deciding calls; commands
+    that only read, such as ``toolrig scan`` or ``pins list``, never warn)."""
+    if not _warned.is_set():
+        _warned.set()
+        log.warning("%s is not set: every tool may be called (subject to the policy's rules)", ALLOWED_TOOLS_ENV)
 
 
 def check_allowed_names(rules: tuple[Rule, ...], known: Collection[str], toolsets: ToolsetResolver, *,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._spec import Permission, ToolSpec
-from toolrig.policy._allowed import check_allowed_names, in_ci, read_allowed_tools
+from toolrig.policy._allowed import check_allowed_names, in_ci, read_allowed_tools, warn_unrestricted
 from toolrig.policy._explain import Explanation
 from toolrig.policy._layers import KIND_ORDER, Layer
 from toolrig.policy._presets import PRESETS, effective_permission
@@ -103,6 +103,8 @@ class Policy:
         self.allowed_tools: tuple[Rule, ...] | None = (
             read_allowed_tools() if allowed_tools is ENV else None if allowed_tools is None
             else _allowlist(allowed_tools))
+        self.unrestricted = allowed_tools is ENV and self.allowed_tools is None
+        """``ALLOWED_TOOLS`` was read and is unset (warned once per process when the policy starts deciding)."""
         self.tools = _as_toolset(tools)
         self._remembered: list[Layer] = []
         self._lock = threading.Lock()
@@ -257,7 +259,14 @@ class Policy:
 
         if toolset is not None:
             self.check_tools(toolset)
+        self.warn_if_unrestricted()
         return PolicyStage(self)
+
+    def warn_if_unrestricted(self) -> None:
+        """Warn (once per process) that ``ALLOWED_TOOLS`` is unset, when this policy read it: done when the policy
+        starts deciding calls (:meth:`as_stage`), not when it is only built to explain or to list."""
+        if self.unrestricted:
+            warn_unrestricted()
 
     def __repr__(self) -> str:
         return f"Policy(preset={self.preset!r}, layers={[la.name for la in self.layers]})"

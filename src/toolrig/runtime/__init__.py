@@ -33,6 +33,7 @@ from toolrig.runtime.executors import (
 )
 from toolrig.runtime.stages import (
     ApprovalStage,
+    ApprovalTimeout,
     AuditStage,
     BreakerStage,
     CacheStage,
@@ -55,6 +56,7 @@ __all__ = [
     "AfterCallHook",
     "ApprovalHandler",
     "ApprovalStage",
+    "ApprovalTimeout",
     "AuditStage",
     "BeforeCallHook",
     "BreakerStage",

@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ApprovalHandler", "Services"]
 
-ApprovalHandler = Callable[["ToolCall", "CallContext", str], "Awaitable[bool] | bool"]
-"""``(call, context, reason) -> approved``; may be sync or async."""
+ApprovalHandler = Callable[["ToolCall", "CallContext", str], "Awaitable[Any] | Any"]
+"""``(call, context, reason) -> answer``; may be sync or async. ``True`` approves; ``False`` (a person said no),
+``Decision.deny(reason)`` or :class:`~toolrig.runtime.ApprovalTimeout` (nobody decided in time) do not
+(see :mod:`toolrig.runtime.stages._approval`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,9 +2,16 @@
 
 ``ApprovalQueue()`` keeps requests in SQLite (``TOOLRIG_APPROVALS`` or the user data folder);
 ``ApprovalQueue("redis://...")`` in Redis. The queue itself is the handler for
-``Runtime(approval=...)``: it files a request, waits up to ``timeout`` seconds for
-``toolrig approvals approve ID`` (or :meth:`approve`), then uses the approval once, checking it is
-bound to exactly this call. No answer in time, a denial, or any error denies.
+``Runtime(approval=...)``: it files a request, tells the caller its id and the command that approves it
+(``context.report_progress``: an MCP client gets it as a progress notification), waits up to ``timeout``
+seconds for ``toolrig approvals approve ID`` (or :meth:`approve`), then uses the approval once, checking it
+is bound to exactly this call.
+
+How a wait ends: approved (``True``); denied by a person (a deny :class:`~toolrig.Decision` naming who);
+nobody decided in time (:class:`~toolrig.runtime.ApprovalTimeout`, with the request id and the command:
+never taken for a refusal). A store that fails while the call waits (a Redis read that times out) is asked
+again until the deadline; a request that cannot be filed at all raises (the approval stage ends the call
+``approval_required``: the approver failed, nobody refused).
 """
 
 from __future__ import annotations
@@ -13,22 +20,30 @@ import inspect
 import logging
 import os
 import secrets
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
+from toolrig._decision import Decision
 from toolrig.policy._rules import canonical_json
 from toolrig.policy.approvals._binding import binding_hash, version_of
 from toolrig.policy.approvals._request import ApprovalRequest, ApprovalStore, Status
+from toolrig.runtime import ApprovalTimeout
 
 __all__ = ["APPROVALS_ENV", "ApprovalQueue", "default_queue_path", "open_store"]
 
 APPROVALS_ENV = "TOOLRIG_APPROVALS"
 
 log = logging.getLogger("toolrig.approval")
+
+_SLICE = 10.0
+"""Seconds of one wait on the store (a read that failed is retried between two)."""
 
 
 def default_queue_path() -> Path:
@@ -98,23 +113,82 @@ class ApprovalQueue:
                 log.exception("approval notify callback failed for request %s", request.id)
         return request
 
-    async def __call__(self, call: ToolCall, context: CallContext, reason: str) -> bool:
-        """The approval handler: file, wait, then use the approval once. Any failure denies."""
-        request_id = None
+    async def __call__(self, call: ToolCall, context: CallContext, reason: str) -> bool | Decision | ApprovalTimeout:
+        """The approval handler: file, wait, then use the approval once (see the module docstring).
+
+        Raises:
+            Exception: the request could not be filed (the store is unreachable); nothing waits.
+        """
+        version = version_of(self.tools, call.name)
+        request = await self.submit(call, context, reason, version)
+        how = f"toolrig approvals approve {request.id}{self._where()}"
+        log.warning("approval %s pending for %s: run '%s'", request.id, call.name, how)
+        await _tell(context, 0, f"{call.name} waits for a person's approval (request {request.id}): run `{how}`")
+        status, trouble = await self._wait(request.id)
+        if status == "approved":
+            if await self.consume(request.id, call, version):
+                return True
+            return Decision.deny(f"the approval of request {request.id} does not fit this call any more (another "
+                                 "version, other arguments, or it lapsed)", source="approval queue")
+        if status == "denied":
+            decided = await self._get(request.id)
+            who = decided.decided_by if decided is not None and decided.decided_by else "a person"
+            return Decision.deny(f"{who} denied approval request {request.id}", source="approval queue")
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.store.expire(request.id, self.clock())
+            except Exception:
+                log.exception("could not mark approval request %s expired", request.id)
+        waited = f"nobody approved request {request.id} within {self.timeout:g} s"
+        if trouble:
+            waited += f" (the approval queue could not be read meanwhile: {trouble})"
+        return ApprovalTimeout(reason=waited, how=f"Approve it while it waits with `{how}` (call again for a new "
+                                                  "request; `toolrig approvals list` shows those waiting).",
+                               details={"request_id": request.id})
+
+    def _where(self) -> str:
+        """`` --queue LOCATION`` when this is not the default queue (never a password of the store's URL)."""
+        url = getattr(self.store, "url", None)
+        if isinstance(url, str):
+            if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
+                return " --queue <this queue's redis:// URL>"
+            prefix = getattr(self.store, "prefix", "toolrig:approvals")
+            joiner = "&" if "?" in url else "?"
+            return f" --queue {url}" + (f"{joiner}prefix={prefix}" if prefix != "toolrig:approvals" else "")
+        path = getattr(self.store, "path", None)
+        if path is None or str(path) == str(default_queue_path()):
+            return ""
+        return f" --queue {shlex.quote(str(path))}"
+
+    async def _get(self, request_id: str) -> ApprovalRequest | None:
         try:
-            version = version_of(self.tools, call.name)
-            request = await self.submit(call, context, reason, version)
-            request_id = request.id
-            log.warning("approval %s pending for %s: run 'toolrig approvals approve %s'", request_id, call.name,
-                        request_id)
-            status = await self.store.wait(request_id, self.timeout)
-            if status != "approved":
-                await self.store.expire(request_id, self.clock())
-                return False
-            return await self.consume(request_id, call, version)
+            return await self.store.get(request_id)
         except Exception:
-            log.exception("approval queue failed for %s (request %s): denied", call.name, request_id)
-            return False
+            log.exception("could not read approval request %s", request_id)
+            return None
+
+    async def _wait(self, request_id: str) -> tuple[Status | None, str]:
+        """Wait in slices until the request is decided or the deadline passes; a failed read is tried again.
+
+        Returns the status (None when it could not be read at the end) and the last store error ('' if none).
+        """
+        deadline = anyio.current_time() + self.timeout
+        trouble = ""
+        status: Status | None = "pending"
+        while True:
+            left = deadline - anyio.current_time()
+            if left <= 0:
+                return status, trouble
+            try:
+                status = await self.store.wait(request_id, min(left, _SLICE))
+            except Exception as exc:  # e.g. a Redis read timed out: not an answer; ask again
+                trouble = f"{type(exc).__name__}: {exc}"[:200]
+                log.warning("approval queue read failed while request %s waits (%s); trying again", request_id,
+                            trouble)
+                await anyio.sleep(min(1.0, max(deadline - anyio.current_time(), 0)))
+                continue
+            if status != "pending":
+                return status, trouble
 
     async def consume(self, request_id: str, call: ToolCall, version: str | None) -> bool:
         """Use approval ``request_id`` for ``call``: True once, only for the exact call it was given for."""
@@ -139,3 +213,12 @@ class ApprovalQueue:
     async def aclose(self) -> None:
         """Close the store's connections."""
         await self.store.aclose()
+
+
+async def _tell(context: CallContext, progress: float, message: str) -> None:
+    """One progress report for the caller (an MCP client gets a progress notification; progress 0, before the
+    tool's own reports, which must increase); never fails the wait."""
+    try:
+        await context.report_progress(progress, None, message)
+    except Exception as exc:
+        log.debug("could not report approval progress: %s", exc)

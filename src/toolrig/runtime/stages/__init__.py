@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolrig.runtime.stages._approval import ApprovalStage
+from toolrig.runtime.stages._approval import ApprovalStage, ApprovalTimeout
 from toolrig.runtime.stages._audit import AuditMode, AuditStage
 from toolrig.runtime.stages._breaker import BreakerStage
 from toolrig.runtime.stages._cache import CacheScope, CacheStage
@@ -20,6 +20,7 @@ from toolrig.runtime.stages._validate import ValidateStage
 
 __all__ = [
     "ApprovalStage",
+    "ApprovalTimeout",
     "AuditMode",
     "AuditStage",
     "BreakerStage",

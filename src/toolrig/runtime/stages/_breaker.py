@@ -48,6 +48,7 @@ BreakerTuning = Mapping[str, Any] | BreakerConfig | bool
 
 _NEUTRAL_KINDS = frozenset({
     ErrorKind.INVALID_ARGUMENTS, ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED,
+    ErrorKind.APPROVAL_TIMEOUT,
     ErrorKind.NOT_FOUND, ErrorKind.CANCELLED, ErrorKind.LOOP_DETECTED, ErrorKind.CIRCUIT_OPEN,
     ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
 })

@@ -23,7 +23,8 @@ from toolrig.runtime._services import Services
 __all__ = ["FenceStage"]
 
 PIPELINE_KINDS = frozenset({
-    ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED, ErrorKind.CIRCUIT_OPEN,
+    ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED, ErrorKind.APPROVAL_TIMEOUT,
+    ErrorKind.CIRCUIT_OPEN,
     ErrorKind.LOOP_DETECTED, ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.CANCELLED,
 })
 """Failures written by the pipeline itself, with no tool text in them: not fenced."""
