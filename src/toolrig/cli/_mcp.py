@@ -6,8 +6,8 @@ TARGET is an MCP server: a command line (``"npx -y @modelcontextprotocol/server-
 
 from __future__ import annotations
 
-import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -56,8 +56,16 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     tools: Annotated[list[str] | None, typer.Option(
         "--tools", metavar="SOURCE", help="Also serve the tools of this file, directory or module (repeatable).")]
     = None,
+    shutdown_grace: Annotated[float | None, typer.Option(
+        "--shutdown-grace", metavar="SECONDS", min=0.0,
+        help="On SIGTERM / Ctrl-C, seconds calls in flight get to finish (default: [serve] shutdown_grace, 10).")]
+    = None,
 ) -> None:
-    """Serve upstream MCP servers, Python tools and built-ins as one MCP server, through the whole pipeline."""
+    """Serve upstream MCP servers, Python tools and built-ins as one MCP server, through the whole pipeline.
+
+    SIGTERM or Ctrl-C drain it: new calls are refused, calls in flight get the grace period to finish (the
+    rest end with an error their clients receive), the audit log is flushed; then it exits with 143 / 130.
+    """
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
 
     if http and stdio:
@@ -66,12 +74,14 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         settings = load_gateway_config(config)
     except MCPConfigError as exc:
         fail(str(exc))
-    if tools:
-        import dataclasses
+    import dataclasses
 
+    if tools:
         given = [str(Path(t).resolve()) if Path(t).exists() else t for t in tools]
         modules = [*settings.tools.get("modules", []), *given]
         settings = dataclasses.replace(settings, tools={**settings.tools, "modules": modules})
+    if shutdown_grace is not None:
+        settings = dataclasses.replace(settings, serve={**settings.serve, "shutdown_grace": shutdown_grace})
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
     host, port = _parse_http(http) if http else (str(serve.get("host", "127.0.0.1")), int(serve.get("port", 8765)))
@@ -88,8 +98,20 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         report = startup_report(gateway, where, options)
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
-        gateway.run(transport=transport, host=host, port=port, on_ready=ready)
+    _file_limits_are_errors()
+    try:
+        stopped_by = gateway.run(transport=transport, host=host, port=port, on_ready=ready)
+    except KeyboardInterrupt:  # Ctrl-C before serving began: a normal way to stop, without a traceback
+        stopped_by = signal.SIGINT
+    if stopped_by is not None:
+        raise typer.Exit(128 + int(stopped_by))
+
+
+def _file_limits_are_errors() -> None:
+    """A file that may not grow (``RLIMIT_FSIZE``) fails the write (the audit log refuses calls, see ``[audit]``)
+    instead of SIGXFSZ killing the server."""
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
 def _logging(as_json: bool) -> None:

@@ -8,6 +8,9 @@
     port = 8765
     stateless = false              # true for replicas behind a load balancer
     allowed_hosts = ["mcp.example.com"]
+    shutdown_grace = 10            # seconds calls in flight get to finish on SIGTERM / Ctrl-C (then: an error)
+    session_idle_timeout = 1800    # seconds a session may go without a request before it ends
+    max_sessions = 10000           # most sessions at once (HTTP 503 beyond)
 
     [serve.auth]                   # optional bearer tokens issued for this server
     audience = "https://mcp.example.com/mcp"
@@ -45,6 +48,10 @@
     audit = "audit.db"             # a SQLite path, postgresql://..., or false
     timeout = 120                  # seconds per call for tools without their own
 
+    [audit]                        # when the audit store cannot be written (a full disk, a database gone)
+    on_failure = "refuse"          # refuse calls until it can; "journal": calls go on, rows wait in the journal
+    journal = "audit-spill.jsonl"  # where rows wait (default: beside a SQLite file; put it on another disk)
+
     [scan]
     quarantine = true              # hide tools the poisoning scan flags
     allow = []                     # local tool names accepted although flagged (after review)
@@ -70,7 +77,8 @@ __all__ = ["GatewayConfig", "load_gateway_config"]
 
 _SECTIONS: dict[str, frozenset[str]] = {
     "serve": frozenset({"transport", "host", "port", "path", "stateless", "allowed_hosts", "allowed_origins",
-                        "json_response", "auth"}),
+                        "json_response", "auth", "shutdown_grace", "session_idle_timeout", "max_sessions"}),
+    "audit": frozenset({"on_failure", "journal"}),
     "mcp": frozenset({"servers_file", "prefix", "timeout", "connect_timeout"}),
     "tools": frozenset({"modules"}),
     "builtins": frozenset(),  # checked by toolrig.builtins.tools_from_config, which names what it accepts
@@ -82,6 +90,9 @@ _SECTIONS: dict[str, frozenset[str]] = {
                          "allowed_tools"}),
 }
 _TOP = frozenset({"name", "instructions", "mcpServers", *_SECTIONS})
+_NUMBERS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "serve": {"shutdown_grace": (int, float), "session_idle_timeout": (int, float), "max_sessions": int},
+}
 _AUTH = frozenset({"audience", "tokens", "issuer", "jwt_secret_env", "jwt_public_key_file", "algorithms",
                    "required_scopes"})
 
@@ -100,6 +111,7 @@ class GatewayConfig:
     policy: dict[str, Any] | None = None
     approvals: dict[str, Any] = field(default_factory=dict)
     runtime: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
     scan: dict[str, Any] = field(default_factory=dict)
     pins: dict[str, Any] = field(default_factory=dict)
     base: Path = field(default_factory=Path.cwd)
@@ -123,7 +135,20 @@ def _check_section(name: str, value: Any) -> dict[str, Any]:
             raise MCPConfigError(f"[serve.auth]: known keys are {sorted(_AUTH)}")
         if "audience" not in auth:
             raise MCPConfigError("[serve.auth] needs 'audience': this server's URL, which tokens must be issued for")
+    _check_values(name, value)
     return dict(value)
+
+
+def _check_values(name: str, value: Mapping[str, Any]) -> None:
+    """The settings of ``[serve]`` and ``[audit]`` that must be numbers or one of a few words."""
+    for key, kind in _NUMBERS.get(name, {}).items():
+        if key in value and (isinstance(value[key], bool) or not isinstance(value[key], kind) or value[key] <= 0):
+            raise MCPConfigError(f"[{name}] {key} must be a positive {'whole ' if kind is int else ''}number, "
+                                 f"got {value[key]!r}")
+    if name == "audit" and value.get("on_failure", "refuse") not in ("refuse", "journal"):
+        raise MCPConfigError(f"[audit] on_failure must be 'refuse' or 'journal', got {value['on_failure']!r}")
+    if name == "audit" and not isinstance(value.get("journal", ""), str):
+        raise MCPConfigError("[audit] journal must be a file path")
 
 
 def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, source: str = "(mapping)"
@@ -153,7 +178,8 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
         builtins=sections.get("builtins"), policy=sections.get("policy"), approvals=sections.get("approvals", {}),
-        runtime=sections.get("runtime", {}), scan=sections.get("scan", {}), pins=sections.get("pins", {}),
+        runtime=sections.get("runtime", {}), audit=sections.get("audit", {}), scan=sections.get("scan", {}),
+        pins=sections.get("pins", {}),
         base=base, source=source)
 
 

@@ -10,7 +10,11 @@ Metrics (per Prometheus registry, created once):
 * ``toolrig_tool_errors_total{tool, kind}``: failed calls by error kind;
 * ``toolrig_tool_call_duration_seconds{tool}``: latency histogram;
 * ``toolrig_circuit_breaker_state{tool}``: 0 closed, 1 half-open, 2 open (set by the breaker
-  through :func:`set_breaker_state`).
+  through :func:`set_breaker_state`);
+* ``toolrig_audit_degraded{sink}``: 1 while audit rows cannot reach their store, else 0;
+  ``toolrig_audit_rows_waiting{sink}``: rows kept (memory and journal) for the store;
+  ``toolrig_audit_rows_lost{sink}``: rows dropped or lost since the start (read at scrape time, see
+  :func:`watch_audit`).
 
 A call naming no known tool is counted under ``tool="(unknown)"``, so a model cannot grow the
 label set without bound.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import weakref
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -32,6 +37,7 @@ __all__ = [
     "otel_available",
     "prometheus_available",
     "set_breaker_state",
+    "watch_audit",
 ]
 
 UNKNOWN_TOOL = "(unknown)"
@@ -80,6 +86,12 @@ class ToolMetrics:
                                   ("tool",), buckets=DURATION_BUCKETS, registry=reg)
         self.breaker = Gauge("toolrig_circuit_breaker_state", "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
                              ("tool",), registry=reg)
+        self.audit_degraded = Gauge("toolrig_audit_degraded", "1 while audit rows cannot reach their store.",
+                                    ("sink",), registry=reg)
+        self.audit_waiting = Gauge("toolrig_audit_rows_waiting", "Audit rows kept (memory, journal) for the store.",
+                                   ("sink",), registry=reg)
+        self.audit_lost = Gauge("toolrig_audit_rows_lost", "Audit rows dropped or lost since the start.",
+                                ("sink",), registry=reg)
         self._children: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
 
     def observe(self, tool: str, kind: str, seconds: float) -> None:
@@ -135,3 +147,27 @@ def set_breaker_state(tool: str, state: str | int, *, registry: Any = None) -> N
     metrics = metrics_for(registry)
     if metrics is not None:
         metrics.set_breaker_state(tool, state)
+
+
+def watch_audit(sink: str, health: Callable[[], Any], *, registry: Any = None) -> None:
+    """Report an audit writer's state at every scrape (a no-op without prometheus).
+
+    Args:
+        sink: the ``sink`` label (the store's name).
+        health: returns the writer's :class:`toolrig.audit.AuditHealth`, or None once it is gone (then 0s).
+        registry: a Prometheus registry (default: the global one).
+    """
+    metrics = metrics_for(registry)
+    if metrics is None:
+        return
+
+    def read(field: Callable[[Any], float]) -> Callable[[], float]:
+        def value() -> float:
+            now = health()
+            return 0.0 if now is None else float(field(now))
+
+        return value
+
+    metrics.audit_degraded.labels(sink).set_function(read(lambda h: h.degraded))
+    metrics.audit_waiting.labels(sink).set_function(read(lambda h: h.held + h.journaled))
+    metrics.audit_lost.labels(sink).set_function(read(lambda h: h.dropped + h.lost))

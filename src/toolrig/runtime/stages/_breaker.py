@@ -10,6 +10,10 @@ cancellations never do. Refused calls end ``circuit_open`` (retryable, with ``re
 Thresholds per tool: ``overrides={"tool": {"failure_threshold": 2}}`` on the stage, or
 ``metadata={"breaker": {...}}`` on the tool (``False`` disables the breaker for it); the stage's
 overrides win. Times come from the runtime's clock.
+
+When the caller knows a dependency came back (an MCP upstream reconnected), :meth:`BreakerStage.probe_now`
+ends the rest early: the next call of each named tool is the half-open trial at once, instead of waiting out
+``recovery_time``. The trial decides as usual (closed on success, open again on failure).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -52,6 +56,7 @@ _NEUTRAL_KINDS = frozenset({
     ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
 })
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BreakerConfig))
+
 
 
 def classify_outcome(outcome: ToolOutcome) -> BreakerResult:
@@ -111,6 +116,7 @@ class BreakerStage:
         self.overrides = {name: tuned(self.config, t) for name, t in (overrides or {}).items()}
         self._configs: dict[str, tuple[ToolSpec, BreakerConfig | None]] = {}
         self._access = StateAccess(state, stage=self.name)
+        self._probe_due: set[str] = set()
 
     decides = False
 
@@ -127,7 +133,7 @@ class BreakerStage:
         backend = self._access.backend(inv.services)
         clock = inv.services.clock
         try:
-            permit = await backend.breaker_acquire(spec.name, config, clock.time())
+            permit = await backend.breaker_acquire(spec.name, *self._due(spec.name, config, clock.time()))
         except StateUnavailable as exc:
             self._access.unavailable(exc, spec.name)
             return await call_next(inv)
@@ -148,6 +154,25 @@ class BreakerStage:
         if after is CircuitState.CLOSED and permit.state is CircuitState.CLOSED:
             return outcome
         return outcome.derive(meta={**outcome.meta, "circuit": (after or permit.state).value})
+
+    def probe_now(self, tool_names: Iterable[str]) -> None:
+        """The next call of each tool is the half-open trial at once (its dependency is back; see the module).
+
+        A tool whose circuit is closed is unaffected; the trial's outcome then closes or reopens the circuit.
+        """
+        self._probe_due.update(tool_names)
+
+    def _due(self, name: str, config: BreakerConfig, now: float) -> tuple[BreakerConfig, float]:
+        """``(config, now)`` for an acquire; when a trial is due (once), with no rest left at that moment.
+
+        The acquire then sees the circuit a moment after a tiny recovery time: the smallest step that still
+        moves ``now`` (epoch seconds are coarse floats), a microsecond or so.
+        """
+        if not self._probe_due or name not in self._probe_due:
+            return config, now
+        self._probe_due.discard(name)
+        step = max(1e-6, math.ulp(now) * 4)
+        return dataclasses.replace(config, recovery_time=step / 2, probe_timeout=config.lease), now + step
 
     async def _record(self, backend: StateBackend, key: str, config: BreakerConfig, result: BreakerResult, *,
                       permit: BreakerPermit, now: float) -> CircuitState | None:
