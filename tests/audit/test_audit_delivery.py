@@ -130,7 +130,7 @@ def test_rows_left_in_the_journal_are_written_at_the_next_start(tmp_path: Path) 
 def test_a_replay_cut_short_stores_no_row_twice(tmp_path: Path) -> None:
     journal = AuditJournal(tmp_path / "j.jsonl")
     writer = AuditWriter(SqliteSink(tmp_path / "a.db"))
-    records = [writer._record(entry(i)) for i in range(10)]  # noqa: SLF001 - rows as the writer builds them
+    records = [writer._record(entry(i)) for i in range(10)]  # rows as the writer builds them
     journal.append([r for r in records if r is not None])
     sink = SqliteSink(tmp_path / "a.db")
     calls = 0

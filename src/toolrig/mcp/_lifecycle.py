@@ -52,12 +52,12 @@ async def opened(server: ToolServer) -> AsyncIterator[None]:
 
 
 def serving_status(server: ToolServer) -> dict[str, Any]:
-    """What ``/healthz`` says about the server itself: ``status`` and the audit log's state.
+    """What ``/healthz`` says about the server itself: ``status``, ``calls`` in flight, the audit log's state.
 
     ``status`` is ``stopping`` while the server drains, ``degraded`` while audit rows cannot reach their store
     (then calls are refused or journaled, as ``audit`` says), else ``ok``.
     """
-    out: dict[str, Any] = {"status": "ok"}
+    out: dict[str, Any] = {"status": "ok", "calls": server.calls.running}
     for stage in server.runtime.stages:
         if isinstance(stage, AuditStage) and (health := stage.health()) is not None:
             out["audit"] = health.to_dict()
