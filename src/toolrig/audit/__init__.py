@@ -12,7 +12,7 @@ The pipeline stage is :class:`toolrig.runtime.stages._audit.AuditStage`.
 
 from __future__ import annotations
 
-from toolrig.audit._delivery import ON_FAILURE, AuditHealth, OnFailure
+from toolrig.audit._health import ON_FAILURE, AuditHealth, OnFailure
 from toolrig.audit._journal import AuditJournal
 from toolrig.audit._log import AuditLog
 from toolrig.audit._postgres import PostgresSink

@@ -14,9 +14,12 @@ that went away), nothing is dropped:
 * when a retry has written every kept row — the journal's first, then memory's, in the order they came —
   the state is ``ok`` again, logged once.
 
-Stores upsert rows by id, so a row written twice (a replay cut short and started over) is stored once. A row
-the store refuses while it takes the rows after it is a bad row, not an outage: it is written reduced to what
-any store accepts (:func:`~toolrig.audit._record.reduced_record`), else counted as lost and logged.
+Stores upsert rows by id, so a row written twice (a replay cut short and started over) is stored once. Rows
+are written in the order they came: a failure for want of space or a connection (``OSError``, a database's
+``OperationalError``) stops there, and that row and the rest wait. Any other refusal may be the row's own (a
+value the store cannot hold): the row is written reduced to what any store accepts
+(:func:`~toolrig.audit._record.reduced_record`); if even that fails while the next row is taken, it is
+counted as lost and logged.
 """
 
 from __future__ import annotations
@@ -25,64 +28,30 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
 
+from toolrig.audit._health import ON_FAILURE, AuditHealth, OnFailure
 from toolrig.audit._journal import AuditJournal
 from toolrig.audit._record import AuditRecord, reduced_record
 from toolrig.audit._sinks import AuditSink
 
-__all__ = ["ON_FAILURE", "AuditHealth", "Delivery", "OnFailure"]
+__all__ = ["Delivery"]
 
 log = logging.getLogger("toolrig.audit")
-
-OnFailure = Literal["refuse", "journal"]
-"""What happens to calls while the audit store cannot take rows (see the module docstring)."""
-
-ON_FAILURE: tuple[OnFailure, ...] = ("refuse", "journal")
 
 _FIRST_RETRY = 0.1
 _Failure = tuple[list[AuditRecord], Exception]
 
 
-@dataclass(frozen=True, kw_only=True)
-class AuditHealth:
-    """Whether audit rows are being written, and what waits.
+def _outage(exc: BaseException) -> bool:
+    """Whether ``exc`` is the store failing (no space, no connection), not a row it refuses.
 
-    Attributes:
-        state: ``ok`` (rows reach the store) or ``degraded`` (they are kept for later).
-        on_failure: ``refuse`` or ``journal``.
-        accepting: calls may run now (False: the audit stage refuses them).
-        since: epoch seconds of the last state change.
-        error: why the store could not be written (None while ok).
-        held: rows waiting in memory.
-        journaled: rows waiting in the journal.
-        dropped: rows not kept at all because memory was full (counted since the start).
-        lost: rows the store refused even reduced (counted since the start).
-        journal: the journal's path (None: rows are kept in memory only).
+    ``OSError`` (full disk, ``EFBIG``, a refused connection, a timeout) and the DB-API's ``OperationalError``
+    and ``InterfaceError`` (SQLite's "database or disk is full", psycopg's lost connection) by name, as every
+    DB-API driver defines them, so that no driver is imported here.
     """
-
-    state: Literal["ok", "degraded"]
-    on_failure: OnFailure
-    accepting: bool
-    since: float
-    error: str | None = None
-    held: int = 0
-    journaled: int = 0
-    dropped: int = 0
-    lost: int = 0
-    journal: str | None = None
-
-    @property
-    def degraded(self) -> bool:
-        """True while rows cannot reach the store."""
-        return self.state != "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form."""
-        return {"state": self.state, "on_failure": self.on_failure, "accepting": self.accepting,
-                "since": self.since, "error": self.error, "held": self.held, "journaled": self.journaled,
-                "dropped": self.dropped, "lost": self.lost, "journal": self.journal}
+    if isinstance(exc, OSError):
+        return True
+    return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__)
 
 
 def _describe(exc: BaseException) -> str:
@@ -259,30 +228,38 @@ class Delivery:
         log.warning("audit: wrote the %d rows an earlier run left in the journal %s", count, self.journal.path)
 
     def _write(self, rows: list[AuditRecord]) -> _Failure | None:
-        """Write ``rows``; None when all were stored, else the rows not stored from the first failure on.
+        """Write ``rows`` in order; None when all were stored, else the rows not stored from the first failure on.
 
-        A batch that fails is written row by row: rows refused before a row that was taken are bad rows
-        (reduced, else lost); the rows from the last failure on are what the store could not take.
+        A batch that fails is written row by row. A row that fails because of the store (an ``OSError``, a
+        database's ``OperationalError`` / ``InterfaceError``: a full disk, a connection gone) stops there: it and
+        the rest wait. Any other failure may be the row's own: its reduced form is written instead; if that fails
+        too and the next row is taken, the row is lost (logged); else the store is failing and the rows wait.
         """
         try:
             self.sink.write(rows)
             return None
         except Exception as exc:
-            if len(rows) == 1:
+            if len(rows) == 1 and _outage(exc):
                 return rows, exc
-            last = exc
-        pending: list[AuditRecord] = []
-        for record in rows:
+        i = 0
+        while i < len(rows):
+            record = rows[i]
             try:
                 self.sink.write([record])
-            except Exception as exc:
-                pending.append(record)
-                last = exc
+                i += 1
                 continue
-            if pending:
-                self._bad_rows(pending, last)
-                pending = []
-        return (pending, last) if pending else None
+            except Exception as exc:
+                problem = exc
+            if _outage(problem):
+                return rows[i:], problem
+            if self._store_reduced(record, problem):
+                i += 1
+            elif i + 1 < len(rows) and self._stored(rows[i + 1]):
+                self._lose(record, problem)
+                i += 2
+            else:
+                return rows[i:], problem
+        return None
 
     def _write_all(self, rows: list[AuditRecord]) -> _Failure | None:
         for start in range(0, len(rows), self.batch_size):
@@ -296,16 +273,25 @@ class Delivery:
         if failure is not None:
             raise failure[1]
 
-    def _bad_rows(self, rows: list[AuditRecord], problem: Exception) -> None:
-        for record in rows:
-            try:
-                self.sink.write([reduced_record(record, problem)])
-                log.error("audit: the store refused the row of call %s (%s): %s; stored it reduced",
-                          record.call_id, record.tool, _describe(problem))
-            except Exception:
-                self.lost += 1
-                log.error("audit: lost the row of call %s (%s): the store refused it: %s", record.call_id,
-                          record.tool, _describe(problem), exc_info=problem)
+    def _stored(self, record: AuditRecord) -> bool:
+        try:
+            self.sink.write([record])
+        except Exception:
+            return False
+        return True
+
+    def _store_reduced(self, record: AuditRecord, problem: Exception) -> bool:
+        """Store ``record`` reduced (the store refused it, not for want of space or a connection); whether it was."""
+        if not self._stored(reduced_record(record, problem)):
+            return False
+        log.error("audit: the store refused the row of call %s (%s): %s; stored it reduced", record.call_id,
+                  record.tool, _describe(problem))
+        return True
+
+    def _lose(self, record: AuditRecord, problem: Exception) -> None:
+        self.lost += 1
+        log.error("audit: lost the row of call %s (%s): the store refused it, even reduced, and took the next: %s",
+                  record.call_id, record.tool, _describe(problem), exc_info=problem)
 
     def _keep(self, rows: list[AuditRecord]) -> None:
         if not rows:

@@ -33,7 +33,8 @@ from typing import Any
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
 from toolrig._outcome import ToolOutcome
-from toolrig.audit._delivery import AuditHealth, Delivery
+from toolrig.audit._delivery import Delivery
+from toolrig.audit._health import AuditHealth
 from toolrig.audit._journal import AuditJournal
 from toolrig.audit._record import AuditRecord, completed_record, fallback_record, new_row_id
 from toolrig.audit._sinks import AuditSink

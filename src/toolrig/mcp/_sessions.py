@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -169,10 +169,23 @@ class SessionManager:
         if self.closing and (self.stateless or _header(scope, _SESSION_HEADER) is None):
             await _error("the server is shutting down", 503, mcp_types.INTERNAL_ERROR)(scope, receive, send)
             return
-        if self.stateless:
-            await self._stateless(version, scope, receive, send)
-        else:
-            await self._stateful(scope, receive, send)
+        with self._answering(scope):
+            if self.stateless:
+                await self._stateless(version, scope, receive, send)
+            else:
+                await self._stateful(scope, receive, send)
+
+    @contextlib.contextmanager
+    def _answering(self, scope: Scope) -> Iterator[None]:
+        """Count the POSTs being answered (a drain waits until their answers are written)."""
+        post = scope.get("method") == "POST"
+        self._posts += post
+        try:
+            yield
+        finally:
+            self._posts -= post
+            if post and not self._posts and self._posts_done is not None:
+                self._posts_done.set()
 
     # -- stateless --------------------------------------------------------------------------------
     async def _stateless(self, version: str | None, scope: Scope, receive: Receive, send: Send) -> None:
@@ -223,8 +236,6 @@ class SessionManager:
     async def _serve(self, transport: StreamableHTTPServerTransport, session_id: str, scope: Scope,  # noqa: PLR0917
                      receive: Receive, send: Send, status: Callable[[int], None] | None = None) -> None:
         token = caller_identity.set(CallerIdentity(session_id=session_id, user=user_of(scope), transport="http"))
-        post = scope.get("method") == "POST"
-        self._posts += post
         try:
             if status is None:
                 await transport.handle_request(scope, receive, send)
@@ -238,9 +249,6 @@ class SessionManager:
             await transport.handle_request(scope, receive, watch)
         finally:
             caller_identity.reset(token)
-            self._posts -= post
-            if post and not self._posts and self._posts_done is not None:
-                self._posts_done.set()
 
     async def _open(self, principal: Any, scope: Scope, receive: Receive, send: Send) -> None:
         if self.max_sessions is not None and len(self._transports) >= self.max_sessions:

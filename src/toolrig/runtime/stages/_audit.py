@@ -26,7 +26,7 @@ import anyio
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._shown import shown_name
-from toolrig.audit._delivery import AuditHealth
+from toolrig.audit._health import AuditHealth
 from toolrig.audit._record import fallback_record, new_row_id, started_record
 from toolrig.audit._sinks import AuditSink, default_journal_path, open_sink
 from toolrig.audit._writer import AuditWriter
