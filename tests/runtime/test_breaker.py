@@ -329,3 +329,22 @@ async def test_probe_now_tries_the_next_call_at_once_and_a_failed_trial_reopens(
         assert trial.ok and trial.meta["circuit"] == "closed" and health["runs"] == 4
         stage.probe_now(["flaky"])  # a closed circuit is unaffected
         assert (await call(rt, "flaky")).ok
+
+
+async def test_a_call_refused_during_a_trial_is_told_to_try_again_soon() -> None:
+    """The trial's lease (recovery_time) is a guard against a dead prober, not how long a client should wait."""
+    clock = FakeClock()
+    async with make(BreakerStage(failure_threshold=1, recovery_time=30), clock) as rt:
+        gate["release"].set()
+        await call(rt, "waits")
+        gate.update(started=anyio.Event(), release=anyio.Event())
+        clock.advance(30)
+        health["up"] = True
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, rt, "waits")
+            with anyio.fail_after(5):
+                await gate["started"].wait()
+            during = await call(rt, "waits")
+            gate["release"].set()
+    assert during.error is not None and during.error.details["state"] == "half_open"
+    assert during.error.details["retry_after"] == pytest.approx(1.0) and "Try again in 1 second," in during.content

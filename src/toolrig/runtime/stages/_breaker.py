@@ -5,7 +5,8 @@ half-open trial call, while concurrent calls are refused → closed on success, 
 failure. A success resets the count of consecutive failures (a success of a call that began
 with no failures counted writes nothing). Only failures of the tool itself count (execution
 errors, timeouts, an upstream "rate limited"); bad arguments, policy refusals, our own rate limits, missing tools and
-cancellations never do. Refused calls end ``circuit_open`` (retryable, with ``retry_after``).
+cancellations never do. Refused calls end ``circuit_open`` (retryable, with ``retry_after``: the rest left, or
+at most a second while a trial runs).
 
 Thresholds per tool: ``overrides={"tool": {"failure_threshold": 2}}`` on the stage, or
 ``metadata={"breaker": {...}}`` on the tool (``False`` disables the breaker for it); the stage's
@@ -56,6 +57,8 @@ _NEUTRAL_KINDS = frozenset({
     ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
 })
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BreakerConfig))
+_TRIAL_HINT = 1.0
+"""Seconds a call refused while a half-open trial runs is told to wait (not the trial's whole lease)."""
 
 
 
@@ -217,13 +220,16 @@ class BreakerStage:
 
 def refusal(inv: Invocation, permit: BreakerPermit, config: BreakerConfig) -> ToolOutcome:
     """The ``circuit_open`` outcome for a call refused by the breaker."""
-    wait = max(1, math.ceil(permit.retry_after))
+    retry_after = permit.retry_after
+    if permit.state is CircuitState.HALF_OPEN:  # a trial runs: it usually settles the circuit within a second
+        retry_after = min(retry_after, _TRIAL_HINT)
+    wait = max(1, math.ceil(retry_after))
     plural = "s" if wait != 1 else ""
     if permit.state is CircuitState.HALF_OPEN:
         why = f"{inv.name} is recovering from failures and a trial call is in progress"
     else:
         why = f"{inv.name} is paused after {permit.failures} consecutive failures (circuit open)"
     message = f"{why}. Try again in {wait} second{plural}, or use another tool meanwhile."
-    error = ToolError.of(ErrorKind.CIRCUIT_OPEN, message, retry_after=permit.retry_after,
+    error = ToolError.of(ErrorKind.CIRCUIT_OPEN, message, retry_after=retry_after,
                          state=permit.state.value, failures=permit.failures)
     return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
