@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import resource
 import signal
@@ -502,6 +503,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=0.5, help="soak duration (default 0.5; 3 for the full run)")
     parser.add_argument("--only", default=",".join(SCENARIOS), help=f"a comma-separated subset of {SCENARIOS}")
     args = parser.parse_args(argv)
+    # the SDK client warns when the server already ended a session it deletes (after a drain): expected here
+    logging.getLogger("mcp.client.streamable_http").setLevel(logging.ERROR)
     only = {s.strip() for s in args.only.split(",")}
     full_disk = 30.0 if args.minutes >= 3 else 10.0
     plan: list[tuple[str, Callable[[Path], list[Row]]]] = [
