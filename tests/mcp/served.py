@@ -100,14 +100,14 @@ def approve_peer(tmp_path: Path) -> dict[str, str]:
 
 @contextmanager
 def toolrig_serve(tmp_path: Path, config: Path, *, env: dict[str, str] | None = None, args: Sequence[str] = (),
-                  preexec: Callable[[], None] | None = None, ready_timeout: float = 120.0) -> Iterator[Served]:
+                  ready_timeout: float = 120.0) -> Iterator[Served]:
     """Start ``toolrig serve --config CONFIG --http 127.0.0.1:PORT --json``; wait until it is ready; stop it by PID."""
     port = free_port()
     argv = [PYTHON, "-m", "toolrig", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}", "--json",
             *args]
     proc = subprocess.Popen(argv, cwd=REPO, env={**os.environ, **approve_peer(tmp_path), **(env or {})},
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, preexec_fn=preexec)  # noqa: PLW1509 - the fault tests need it
+                            start_new_session=True)
     served = Served(proc, port)
     try:
         served.wait_for(lambda: any(e.get("event") == "ready" for e in served.events()), "the ready line",

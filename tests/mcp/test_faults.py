@@ -13,6 +13,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -450,3 +451,60 @@ async def test_a_session_that_ends_releases_what_it_held(tmp_path: Path) -> None
                     await anyio.sleep(0.05)
             assert (live(StreamableHTTPServerTransport), live(ServerSession), stored_events()) == baseline
         tg.cancel_scope.cancel()
+
+
+SLOW_TOOLS = '''
+from pathlib import Path
+
+import anyio
+
+from toolrig import tool
+
+
+@tool(permission="readonly")
+async def wait_long(marker: str) -> str:
+    """Start, say so in a file, then take ten minutes."""
+    Path(marker).write_text("started")
+    await anyio.sleep(600)
+    return "done"
+'''
+
+
+def test_sigterm_on_a_stdio_server_answers_the_call_in_flight_and_exits_143(tmp_path: Path) -> None:
+    """Over stdio too: the call in flight gets an error reply, the process ends with 143, no traceback (the
+    thread reading stdin, blocked in a read, must not keep the process alive)."""
+    tools = tmp_path / "slow_tools.py"
+    tools.write_text(SLOW_TOOLS)
+    marker = tmp_path / "started"
+    proc = subprocess.Popen([PYTHON, "-m", "toolrig", "serve", "--stdio", "--tools", str(tools), "--shutdown-grace",
+                             "1"], cwd=tmp_path, env={**os.environ, "TOOLRIG_AUDIT": str(tmp_path / "audit.db")},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                            "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "wait_long", "arguments": {"marker": str(marker)}}}):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        reply = json.loads(proc.stdout.readline())
+        rc = proc.wait(timeout=60)
+        stderr = proc.stderr.read().decode() if proc.stderr is not None else ""
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert rc == 143
+    assert reply["id"] == 2 and reply["result"]["isError"] and "shutting down" in json.dumps(reply)
+    assert "Traceback" not in stderr
+    [row] = [r for r in audit_rows(tmp_path / "audit.db") if r.tool == "wait_long"]
+    assert row.kind == "cancelled"

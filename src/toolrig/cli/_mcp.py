@@ -103,8 +103,16 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         stopped_by = gateway.run(transport=transport, host=host, port=port, on_ready=ready)
     except KeyboardInterrupt:  # Ctrl-C before serving began: a normal way to stop, without a traceback
         stopped_by = signal.SIGINT
-    if stopped_by is not None:
-        raise typer.Exit(128 + int(stopped_by))
+    if stopped_by is None:
+        return
+    if transport == "stdio":  # the stdin reader thread cannot be interrupted: end now (everything is closed)
+        import logging
+        import os
+
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(128 + int(stopped_by))
+    raise typer.Exit(128 + int(stopped_by))
 
 
 def _file_limits_are_errors() -> None:

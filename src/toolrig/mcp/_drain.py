@@ -19,11 +19,16 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
 import anyio.abc
+import mcp_types
+from mcp import MCPError
+
+from toolrig import ErrorKind, ToolCall, ToolError, ToolOutcome
+from toolrig._shown import shown_name
 
 __all__ = ["ANSWER_TIME", "STOP_SIGNALS", "CallTracker", "StopSignals", "drain_calls"]
 
@@ -68,6 +73,24 @@ class CallTracker:
                 self._changed = anyio.Event()
                 await self._changed.wait()
         return not self._running
+
+    async def run(self, call: ToolCall, runs: Callable[[], Awaitable[ToolOutcome]]) -> ToolOutcome:
+        """``await runs()`` tracked; a call stopped by a shutdown ends ``cancelled`` (so does its audit row).
+
+        Raises:
+            MCPError: the server is shutting down (the call is not run; the client gets a JSON-RPC error).
+        """
+        if self.closing:
+            raise MCPError(code=mcp_types.INTERNAL_ERROR, message="the server is shutting down: the call was not "
+                                                                  "run; try again later or on another instance")
+        outcome: ToolOutcome | None = None
+        with self.track():
+            outcome = await runs()
+        if outcome is None:
+            outcome = ToolOutcome.failure(call.id, shown_name(call.name), ToolError.of(
+                ErrorKind.CANCELLED, f"the call to {shown_name(call.name)!r} was stopped: the server is shutting "
+                "down and the call did not finish within its grace period"))
+        return outcome
 
     def stop_all(self) -> int:
         """Stop every running call (each ends with a ``cancelled`` error); how many."""

@@ -9,10 +9,13 @@ re-raise the signal afterwards (Ctrl-C then ends in a ``KeyboardInterrupt`` trac
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import secrets
 import socket
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
@@ -21,13 +24,17 @@ from toolrig.mcp._recovery import probe_on_reconnect, upstream_servers
 from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
 from toolrig.runtime import AuditStage
 
-__all__ = ["GRACEFUL_SHUTDOWN", "SHUTDOWN_GRACE", "opened", "run_http", "run_stdio", "serving_status", "with_status"]
+__all__ = ["GRACEFUL_SHUTDOWN", "SHUTDOWN_GRACE", "exit_stopped", "opened", "run_http", "run_stdio", "serving_status",
+           "with_status"]
 
 SHUTDOWN_GRACE = 10.0
 """Default seconds calls in flight get to finish when the server is stopped."""
 
 GRACEFUL_SHUTDOWN = 5
 """Seconds uvicorn gives connections still open after the drain (then they are closed)."""
+
+STDIO_SETTLE = 0.2
+"""Seconds the answers of drained calls get to reach stdout before the stdio server stops."""
 
 
 def _follow_changes(server: ToolServer) -> None:
@@ -138,19 +145,41 @@ async def run_stdio(server: ToolServer, *, grace: float = SHUTDOWN_GRACE, watch_
     stop = StopSignals()
     stopped_by: list[int] = []
     try:
-        async with (stop.watching(watch_signals), opened(server), checked_stdio() as (read, write),
-                    anyio.create_task_group() as tg):
-            async def serve() -> None:
-                await server.server.run(read, write, server.initialization_options())
-                tg.cancel_scope.cancel()  # the client closed stdin: done
+        async with stop.watching(watch_signals), opened(server):
+            # The SDK's stdio server ends at EOF; a signal ends it by cancelling this scope, after the drain.
+            with anyio.CancelScope() as serving:
+                async with checked_stdio() as (read, write), anyio.create_task_group() as tg:
+                    async def serve() -> None:
+                        await server.server.run(read, write, server.initialization_options())
+                        serving.cancel()  # the client closed stdin: done
 
-            tg.start_soon(serve)
-            try:
-                stopped_by.append(await stop.first())
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await drain_calls(server.calls, grace, stop)
-                tg.cancel_scope.cancel()
+                    tg.start_soon(serve)
+                    try:
+                        stopped_by.append(await stop.first())
+                    finally:
+                        with anyio.CancelScope(shield=True):
+                            busy = server.calls.running
+                            await drain_calls(server.calls, grace, stop)
+                            if busy:  # the last answers go from the SDK's queue to stdout
+                                await anyio.sleep(STDIO_SETTLE)
+                        serving.cancel()
     finally:
         caller_identity.reset(token)
     return stopped_by[0] if stopped_by else None
+
+
+def exit_stopped(code: int, *, stdio: bool) -> NoReturn:
+    """End the process with ``code`` once a signal has drained the server.
+
+    Over stdio the thread reading stdin is still blocked in a read that nothing can interrupt (the client keeps
+    its end open), and the interpreter would wait for that thread forever at exit. The drain has closed the
+    runtime (the audit log is flushed) and the upstream servers, so the process ends at once (``os._exit``)
+    after flushing the logs and the standard streams. Over HTTP it is an ordinary ``SystemExit``.
+    """
+    if stdio:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+    raise SystemExit(code)

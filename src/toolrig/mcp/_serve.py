@@ -20,7 +20,7 @@ import anyio
 from toolrig.mcp._auth import BearerAuth
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._http import build_app
-from toolrig.mcp._lifecycle import SHUTDOWN_GRACE, opened, run_http, run_stdio, with_status
+from toolrig.mcp._lifecycle import SHUTDOWN_GRACE, exit_stopped, opened, run_http, run_stdio, with_status
 from toolrig.mcp._limits import BODY_TIMEOUT, MAX_BODY_BYTES
 from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
@@ -156,7 +156,7 @@ def serve(tools: Any = None, *, transport: Transport = "stdio", host: str = "127
     options.setdefault("stop_signals", True)
     stopped_by = run_blocking(partial(serve_async, tools, transport=transport, host=host, port=port, **options))
     if stopped_by is not None:
-        raise SystemExit(128 + stopped_by)
+        exit_stopped(128 + stopped_by, stdio=transport == "stdio")
 
 
 def run_blocking(main: Callable[[], Awaitable[Any]]) -> Any:

@@ -22,7 +22,7 @@ from mcp import MCPError
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.session import ServerSession
 
-from toolrig import CallContext, ErrorKind, ToolCall, ToolError, ToolOutcome
+from toolrig import CallContext, ToolCall, ToolOutcome
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._drain import CallTracker
 from toolrig.mcp._peer import LOG_LEVELS, PEER_KEY, ClientPeer
@@ -128,17 +128,9 @@ class ToolServer:
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
                          ) -> mcp_types.CallToolResult:
         identity = self._identity(ctx)
-        if self.calls.closing:
-            raise MCPError(code=mcp_types.INTERNAL_ERROR, message="the server is shutting down: the call was not "
-                                                                  "run; try again on another instance or later")
         call = ToolCall(name=params.name, arguments=params.arguments or {}, id=f"mcp_{secrets.token_hex(12)}")
-        outcome: ToolOutcome | None = None
-        with self.calls.track():
-            outcome = await self.runtime.call(call, self.context_for(ctx, identity))
-        if outcome is None:  # stopped by a shutdown (its audit row says cancelled, too)
-            outcome = ToolOutcome.failure(call.id, params.name, ToolError.of(
-                ErrorKind.CANCELLED, f"the call to {params.name[:80]!r} was stopped: the server is shutting down "
-                "and the call did not finish within its grace period"))
+        context = self.context_for(ctx, identity)
+        outcome: ToolOutcome = await self.calls.run(call, lambda: self.runtime.call(call, context))
         tool = self.runtime.toolset.get(params.name) if outcome.result is not None else None
         return outcome_to_mcp(outcome, tool.spec if tool is not None else None)
 
