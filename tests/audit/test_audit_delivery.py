@@ -151,7 +151,7 @@ def test_a_replay_cut_short_stores_no_row_twice(tmp_path: Path) -> None:
     writer.close()
 
 
-def test_a_torn_last_line_is_skipped_and_the_rest_replayed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_torn_last_line_is_skipped_and_the_rest_replayed(tmp_path: Path) -> None:
     journal = AuditJournal(tmp_path / "j.jsonl")
     good = AuditRecord(id="r1", call_id="c1", time=1.0, tool="add", kind="ok", ok=True)
     journal.append([good])
