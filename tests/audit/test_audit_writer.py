@@ -29,7 +29,7 @@ class Recorder:
     def write(self, records: Sequence[AuditRecord]) -> None:
         self.gate.wait(30)
         if self.fail_on is not None and any(r.call_id == self.fail_on for r in records):
-            raise OSError("disk full")
+            raise ValueError("a value this store cannot hold")  # the row's own fault (an OSError: the store's)
         self.batches.append(list(records))
 
     def close(self) -> None:

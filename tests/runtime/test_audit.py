@@ -246,3 +246,34 @@ async def test_a_cancelled_call_is_recorded_as_cancelled(tmp_path: Path) -> None
     assert outcomes[0].error is not None and outcomes[0].error.kind is ErrorKind.CANCELLED
     [r] = rows(db)
     assert (r.call_id, r.kind, r.ok) == ("c-cancel", "cancelled", False)
+
+
+@pytest.mark.anyio
+async def test_the_row_of_a_cancelled_call_keeps_the_decision_that_let_it_run(tmp_path: Path) -> None:
+    """Issue item 8: kind=cancelled rows carried decision=NULL although the policy had allowed the call."""
+    from toolrig import Policy
+
+    started = anyio.Event()
+
+    @tool(permission="write")
+    async def reindex(index: str) -> str:
+        """Rebuild an index (slow)."""
+        started.set()
+        await anyio.sleep_forever()
+        return index
+
+    db = tmp_path / "audit.db"
+    policy = Policy(allow=["reindex"])
+    rt = Runtime([reindex], audit=db, policy=policy)
+    ctx = CallContext(user="ann", session="s-7")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(rt.call, ToolCall(name="Reindex", arguments={"index": "docs"}, id="c-cut"), ctx)
+        with anyio.fail_after(30):
+            await started.wait()
+        tg.cancel_scope.cancel()
+    explained = policy.explain(ToolCall(name="reindex", arguments={"index": "docs"}), ctx)
+    await rt.aclose()
+    [row] = rows(db)
+    assert (row.call_id, row.kind, row.ok, row.user) == ("c-cut", "cancelled", False, "ann")
+    assert row.decision is not None and row.decision["verdict"] == "allow" == explained.decision
+    assert (row.tool, row.version) == ("reindex", "1.0.0")  # the resolved tool, not the name as asked

@@ -295,3 +295,56 @@ async def test_unreachable_redis_fails_open_with_a_warning(caplog: pytest.LogCap
     await state.aclose()
     assert all(o.ok for o in outcomes)
     assert "shared state unavailable" in caplog.text
+
+
+@pytest.mark.parametrize("shared", ["memory", "redis"])
+async def test_probe_now_tries_the_next_call_at_once_and_a_failed_trial_reopens(shared: str) -> None:
+    """Issue item 11: a dependency known to be back is tried at once, not after the rest of recovery_time."""
+    import os
+    import uuid
+
+    clock = FakeClock()
+    state = None
+    if shared == "redis":
+        url = os.environ.get("REDIS_URL")
+        if not url:
+            if os.environ.get("CI"):
+                pytest.fail("REDIS_URL is not set (.ci/run starts a Redis)")
+            pytest.skip("REDIS_URL is not set")
+        state = RedisState(url, prefix=f"test-probe-{uuid.uuid4().hex[:12]}")
+    stage = BreakerStage(failure_threshold=2, recovery_time=30)
+    async with make(stage, clock, state=state) as rt:
+        for _ in range(2):
+            await call(rt, "flaky")
+        assert (await call(rt, "flaky")).error.kind is ErrorKind.CIRCUIT_OPEN  # type: ignore[union-attr]
+        stage.probe_now(["flaky"])
+        failed_trial = await call(rt, "flaky")  # still down: the trial runs at once, fails, and reopens
+        assert failed_trial.error is not None and failed_trial.error.kind is ErrorKind.EXECUTION_ERROR
+        assert health["runs"] == 3 and failed_trial.meta["circuit"] == "open"
+        refused = await call(rt, "flaky")  # one trial per probe_now: the rest waits again
+        assert refused.error is not None and refused.error.details["retry_after"] == pytest.approx(30.0)
+        health["up"] = True
+        stage.probe_now(["flaky"])
+        trial = await call(rt, "flaky")
+        assert trial.ok and trial.meta["circuit"] == "closed" and health["runs"] == 4
+        stage.probe_now(["flaky"])  # a closed circuit is unaffected
+        assert (await call(rt, "flaky")).ok
+
+
+async def test_a_call_refused_during_a_trial_is_told_to_try_again_soon() -> None:
+    """The trial's lease (recovery_time) is a guard against a dead prober, not how long a client should wait."""
+    clock = FakeClock()
+    async with make(BreakerStage(failure_threshold=1, recovery_time=30), clock) as rt:
+        gate["release"].set()
+        await call(rt, "waits")
+        gate.update(started=anyio.Event(), release=anyio.Event())
+        clock.advance(30)
+        health["up"] = True
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, rt, "waits")
+            with anyio.fail_after(5):
+                await gate["started"].wait()
+            during = await call(rt, "waits")
+            gate["release"].set()
+    assert during.error is not None and during.error.details["state"] == "half_open"
+    assert during.error.details["retry_after"] == pytest.approx(1.0) and "Try again in 1 second," in during.content

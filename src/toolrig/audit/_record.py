@@ -21,7 +21,8 @@ from toolrig._records import RecordPlan
 from toolrig._shown import shown_name
 from toolrig.redact import Redactor
 
-__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "fallback_record", "new_row_id", "started_record"]
+__all__ = ["COMPLETED", "STARTED", "AuditRecord", "completed_record", "fallback_record", "new_row_id",
+           "record_from_dict", "reduced_record", "started_record"]
 
 STARTED = "started"
 """Status of a row written before the tool ran (strict mode) and not completed yet."""
@@ -280,3 +281,38 @@ def fallback_record(row_id: str, started: float, call: ToolCall, ctx: CallContex
                        arguments={"toolrig_unstored": f"the arguments could not be stored ({type(problem).__name__})"},
                        status=STARTED if outcome is None else COMPLETED, ok=ok, kind=kind,
                        meta={"audit_problem": type(problem).__name__, **_client_facts(ctx)})
+
+
+def record_from_dict(data: Mapping[str, Any]) -> AuditRecord:
+    """The record :meth:`AuditRecord.to_dict` gave ``data`` for (a journal line read back).
+
+    Raises:
+        KeyError, TypeError, ValueError: ``data`` is not such a dict.
+    """
+    values = {f: data[f] for f in _FIELDS if f in data}
+    values["repairs"] = tuple(values.get("repairs") or ())
+    values["meta"] = dict(values.get("meta") or {})
+    for required in ("id", "call_id", "time", "tool"):
+        if not isinstance(values[required], str | float | int):
+            raise TypeError(f"audit record field {required!r} is {type(values[required]).__name__}")
+    return AuditRecord(**values)
+
+
+_FIELDS = tuple(f for f in AuditRecord.__dataclass_fields__ if f != "arguments_json")
+
+
+def _clean(text: str | None) -> str | None:
+    """``text`` without what stores refuse in text (NUL, unpaired surrogates)."""
+    if text is None:
+        return None
+    return str(text).encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
+def reduced_record(record: AuditRecord, problem: BaseException) -> AuditRecord:
+    """``record`` cut down to what any store accepts (ids, time, names, outcome), for a row the store refused."""
+    return AuditRecord(id=str(_clean(record.id)), call_id=str(_clean(record.call_id)), time=float(record.time),
+                       tool=str(_clean(record.tool)), user=_clean(record.user), agent=_clean(record.agent),
+                       session=_clean(record.session), version=_clean(record.version),
+                       arguments={"toolrig_unstored": f"the store refused this row ({type(problem).__name__})"},
+                       status=record.status, ok=record.ok, kind=_clean(record.kind), duration_ms=record.duration_ms,
+                       attempts=record.attempts, meta={"audit_problem": type(problem).__name__})

@@ -24,7 +24,7 @@ from toolrig.audit._record import AuditRecord
 from toolrig.audit._sqlite import SqliteSink
 
 __all__ = ["AUDIT_ENV", "AuditSink", "AuditTarget", "CallableSink", "configured_audit_path", "default_audit_path",
-           "open_sink"]
+           "default_journal_path", "open_sink"]
 
 AUDIT_ENV = "TOOLRIG_AUDIT"
 """Environment variable read when ``audit`` is None: a path, a ``sqlite:///`` URL, or ``off``."""
@@ -74,6 +74,21 @@ def configured_audit_path() -> Path | None:
     sink = open_sink(None)
     if isinstance(sink, SqliteSink) and sink.path != ":memory:":
         return Path(sink.path)
+    return None
+
+
+def default_journal_path(sink: AuditSink | None) -> Path | None:
+    """Where rows wait while ``sink`` cannot be written, unless configured otherwise.
+
+    A SQLite file's journal is beside it (``audit.db`` -> ``audit.db.spill.jsonl``); a PostgreSQL table's is
+    in the user data folder (``audit-<table>.spill.jsonl``); other sinks (and ``:memory:``) have none.
+    """
+    from toolrig.audit._postgres import PostgresSink
+
+    if isinstance(sink, SqliteSink):
+        return None if sink.path == ":memory:" else Path(f"{sink.path}.spill.jsonl")
+    if isinstance(sink, PostgresSink):
+        return default_audit_path().parent / f"audit-{sink.table}.spill.jsonl"
     return None
 
 

@@ -6,6 +6,7 @@ the process that wrote it (SIGKILL included), and readers never block the writer
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -159,13 +160,21 @@ class SqliteSink:
         rows = [_row(r) for r in records]
         with self._lock:
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(_UPSERT, rows)
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany(_UPSERT, rows)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # A full disk can leave the connection mid-transaction (its ROLLBACK or COMMIT failed too):
+                # start from a fresh connection next time, so the log recovers when the disk does.
+                self._conn = None
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
                 raise
-            conn.execute("COMMIT")
 
     def query(self, **filters: Any) -> list[AuditRecord]:
         """Query through this sink's own connection (the only way for ``":memory:"``)."""

@@ -10,6 +10,9 @@ nobody replaced them meanwhile). What cannot be saved: ``kill -9`` (SIGKILL) end
 once, so rows queued and not yet written are lost — at most the rows of calls finished within
 the writer's ``linger`` window plus one batch; strict mode (``audit_mode="strict"``) commits a row
 before each call runs, so even then every call has its row.
+
+When the store cannot be written, rows are kept and retried, and calls are refused or go on as
+``on_failure`` says: see :mod:`toolrig.audit._delivery`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from typing import Any
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
 from toolrig._outcome import ToolOutcome
+from toolrig.audit._delivery import Delivery
+from toolrig.audit._health import AuditHealth
+from toolrig.audit._journal import AuditJournal
 from toolrig.audit._record import AuditRecord, completed_record, fallback_record, new_row_id
 from toolrig.audit._sinks import AuditSink
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
@@ -125,21 +131,48 @@ class AuditWriter:
         linger: after the first row of a batch, how long the writer waits for more before writing
             (a few milliseconds turns a steady stream of calls into few, larger transactions and
             keeps the writer thread from waking once per call). Flushes and stops never wait.
+        on_failure: while the store cannot be written, ``"refuse"`` calls (default) or go on with their rows
+            in the ``"journal"`` (see :mod:`toolrig.audit._delivery`).
+        journal: the spill journal's path (required for ``"journal"``; None: rows wait in memory).
+        max_held: most rows kept in memory while the store fails.
+        retry_interval: longest wait between two attempts to write kept rows, in seconds.
+
+    Raises:
+        ValueError: an unknown ``on_failure``, or ``"journal"`` without a journal.
     """
 
     def __init__(self, sink: AuditSink, *, redactor: Redactor = DEFAULT_REDACTOR, batch_size: int = 512,
-                 linger: float = 0.005) -> None:
+                 linger: float = 0.005, on_failure: str = "refuse", journal: str | os.PathLike[str] | None = None,
+                 max_held: int = 100_000, retry_interval: float = 2.0) -> None:
         self.sink = sink
         self.redactor = redactor
         self.batch_size = batch_size
         self.linger = linger
-        self.failed = 0
-        """Rows that could not be written (each failure is logged)."""
+        spill = None if journal is None else AuditJournal(journal)
+        self.delivery = Delivery(sink, on_failure=on_failure, journal=spill, max_held=max_held,
+                                 retry_interval=retry_interval, batch_size=batch_size)
+        self._unbuilt = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()  # re-entrant: a signal handler may flush while close() holds it
         _live.add(self)
         _install_signals()
+        if self.delivery.degraded:  # rows of an earlier run wait in the journal: retry them from now on
+            self._start()
+
+    @property
+    def failed(self) -> int:
+        """Rows lost: not built, or refused by the store even reduced (each is logged)."""
+        return self._unbuilt + self.delivery.lost
+
+    @property
+    def accepting(self) -> bool:
+        """Whether calls may run (False: the store fails and ``on_failure`` says to refuse them)."""
+        return self.delivery.accepting
+
+    def health(self) -> AuditHealth:
+        """Whether rows reach the store, and what waits (see :class:`toolrig.audit.AuditHealth`)."""
+        return self.delivery.health()
 
     # -- the call path ---------------------------------------------------------------------------
     def put(self, entry: Entry) -> None:
@@ -149,8 +182,8 @@ class AuditWriter:
             self._start()
 
     def write_now(self, records: Sequence[AuditRecord]) -> None:
-        """Write rows synchronously, in the calling thread (strict mode's "started" rows)."""
-        self.sink.write(records)
+        """Write rows durably, in the calling thread (strict mode's "started" rows); raises when nothing can."""
+        self.delivery.write_now(records)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def flush(self, timeout: float | None = None) -> bool:
@@ -175,6 +208,7 @@ class AuditWriter:
                 done.wait(timeout)
                 thread.join(timeout)
             self._thread = None
+        self.delivery.close()
         close = getattr(self.sink, "close", None)
         if close is not None:
             close()
@@ -196,7 +230,7 @@ class AuditWriter:
         while True:
             batch: list[AuditRecord] = []
             signals: list[_Flush | _Stop] = []
-            item = self._queue.get()
+            item = self._next()
             deadline = time.monotonic() + self.linger
             while True:
                 if isinstance(item, _Flush | _Stop):
@@ -210,11 +244,22 @@ class AuditWriter:
                     item = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
                 except queue.Empty:
                     break
-            self._write(batch)
+            self.delivery.deliver(batch)
             for waiter in signals:
                 waiter.done.set()
             if any(isinstance(s, _Stop) for s in signals):
                 return
+
+    def _next(self) -> Any:
+        """The next queued item; while kept rows wait, retry writing them whenever a retry is due."""
+        while True:
+            wait = self.delivery.retry_in()
+            if wait is None:
+                return self._queue.get()
+            try:
+                return self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                self.delivery.retry()
 
     def _record(self, entry: Entry) -> AuditRecord | None:
         row_id, started, call, ctx, outcome, duration_ms = entry
@@ -227,21 +272,6 @@ class AuditWriter:
             try:
                 return fallback_record(row_id, started, call, ctx, outcome, problem=exc)
             except Exception:
-                self.failed += 1
+                self._unbuilt += 1
                 log.exception("audit: lost the row of a call")
                 return None
-
-    def _write(self, batch: list[AuditRecord]) -> None:
-        if not batch:
-            return
-        try:
-            self.sink.write(batch)
-            return
-        except Exception:
-            log.exception("audit: writing a batch of %d rows failed; retrying row by row", len(batch))
-        for record in batch:
-            try:
-                self.sink.write([record])
-            except Exception:
-                self.failed += 1
-                log.exception("audit: lost the row of call %s (%s)", record.call_id, record.tool)

@@ -6,8 +6,9 @@ TARGET is an MCP server: a command line (``"npx -y @modelcontextprotocol/server-
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -56,6 +57,10 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         "--tools", metavar="SOURCE", help="Also serve the tools of this file, directory or module (repeatable).")]
     = None,
     root: Annotated[Path | None, typer.Option("--root", metavar="FOLDER", help=ROOT_HELP)] = None,
+    shutdown_grace: Annotated[float | None, typer.Option(
+        "--shutdown-grace", metavar="SECONDS", min=0.0,
+        help="On SIGTERM / Ctrl-C, seconds calls in flight get to finish (default: [serve] shutdown_grace, 10).")]
+    = None,
 ) -> None:
     """Serve tools to MCP clients (desktop apps, agents, the inspector) as one MCP server.
 
@@ -64,6 +69,9 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     A config adds upstream MCP servers, your own Python tools, a policy and approvals. Every call goes
     through the pipeline (policy, approval, limits, fencing, audit). On start it prints the root, where it
     listens, and the entry to paste into a desktop client.
+
+    SIGTERM or Ctrl-C drain it: new calls are refused, calls in flight get the grace period to finish (the
+    rest end with an error their clients receive), the audit log is flushed; then it exits with 143 / 130.
     """
     from toolrig.cli._serving import check_listen, listen_error, listen_from, rebuild_options, with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
@@ -75,6 +83,8 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     except MCPConfigError as exc:
         fail(str(exc))
     settings = with_options(settings, tools=tools, root=root)
+    if shutdown_grace is not None:
+        settings = dataclasses.replace(settings, serve={**settings.serve, "shutdown_grace": shutdown_grace})
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
     listen = listen_from(http, serve, config)
@@ -91,13 +101,32 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         report = startup_report(gateway, where, options, bind=listen.host if transport == "http" else None)
         print(json.dumps(report) if as_json else startup_text(report), file=sys.stderr, flush=True)
 
+    _file_limits_are_errors()
     try:
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: a normal way to stop a server
-            gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+        stopped_by = gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+    except KeyboardInterrupt:  # Ctrl-C before serving began: a normal way to stop, without a traceback
+        stopped_by = signal.SIGINT
     except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
         fail(str(exc))
     except OSError as exc:  # the address was taken between the check and the start
         fail(listen_error(listen, exc))
+    if stopped_by is None:
+        return
+    if transport == "stdio":  # the stdin reader thread cannot be interrupted: end now (everything is closed)
+        import logging
+        import os
+
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(128 + int(stopped_by))
+    raise typer.Exit(128 + int(stopped_by))
+
+
+def _file_limits_are_errors() -> None:
+    """A file that may not grow (``RLIMIT_FSIZE``) fails the write (the audit log refuses calls, see ``[audit]``)
+    instead of SIGXFSZ killing the server."""
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
 def _logging(as_json: bool) -> None:

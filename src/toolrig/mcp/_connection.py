@@ -90,6 +90,7 @@ class Connection:
         self._refresh_queued = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._first = anyio.Event()
+        self._reconnected: list[Callable[[], None]] = []
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self, tg: anyio.abc.TaskGroup, *, wait: bool) -> None:
@@ -110,6 +111,10 @@ class Connection:
         """Stop reconnecting (the task group that runs the supervisor is cancelled by the owner)."""
         self._closed = True
         self.health = self.health.changed(state="closed")
+
+    def on_reconnect(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` each time a lost session is open again (its tools listed): the server is back."""
+        self._reconnected.append(listener)
 
     @property
     def connected(self) -> bool:
@@ -165,6 +170,12 @@ class Connection:
                                           failures=0, server_info=f"{info.name} {info.version}" if info else None)
         self._ready.set()
         log.info("connected to MCP server %s (%s)", self.name, self.target.describe())
+        if self.health.connects > 1:
+            for listener in list(self._reconnected):
+                try:
+                    listener()
+                except Exception:  # a listener's bug must not take the session down
+                    log.exception("reconnect listener of MCP server %s failed", self.name)
 
     def _went_down(self, exc: BaseException) -> None:
         reason = _describe(exc)

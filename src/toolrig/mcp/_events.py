@@ -38,6 +38,18 @@ class MemoryEventStore(EventStore):
             self._events.popitem(last=False)
         return event_id
 
+    @property
+    def event_count(self) -> int:
+        """Events kept now."""
+        return len(self._events)
+
+    def forget_streams(self, prefix: str) -> int:
+        """Drop the events of every stream whose id starts with ``prefix`` (a closed session's); how many."""
+        gone = [event_id for event_id, (stream, _) in self._events.items() if stream.startswith(prefix)]
+        for event_id in gone:
+            del self._events[event_id]
+        return len(gone)
+
     async def replay_events_after(self, last_event_id: str, send_callback: EventCallback) -> str | None:
         if last_event_id not in self._events:
             return None

@@ -42,6 +42,7 @@ from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
 from toolrig.mcp._upstream import UpstreamContent
 from toolrig.policy import PolicyStage
+from toolrig.runtime import AuditStage
 from toolrig.toolsets import FunctionToolset, Toolset
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, *, pins: PinStore | None = None, ask_launch: LaunchAsker | None = None,
                  approval: Any = None, errlog: Any = None, sandbox: Sandbox | None = None) -> None:
-        from toolrig.runtime import AuditStage, Runtime
+        from toolrig.runtime import Runtime
 
         self.config = config
         self.root = builtin_root(config.builtins, config)  # first: a refused root stops everything
@@ -96,10 +97,11 @@ class Gateway:
                                       allow_flagged=scan.get("allow", ()))
         self.content: UpstreamContent = self.toolset.content
         runtime = config.runtime
-        stage_options: dict[str, Any] = {"audit": self._audit(), "audit_mode": runtime.get("audit_mode", "batched")}
+        stage_options: dict[str, Any] = {"audit": False}
         for key in ("timeout", "per_user_limit"):
             if key in runtime:
                 stage_options[key] = runtime[key]
+        audit = self._audit_stage()
         self.policy = self._policy()  # its ALLOWED_TOOLS filters what the runtime (and so the server) offers
         if self.policy.allowed_tools is not None:  # resources and prompts outside ALLOWED_TOOLS are not listed
             self.content.offered = self._offers_content
@@ -109,13 +111,13 @@ class Gateway:
         self.toolset.on_change(self._check_allowed)
         self._check_agents(self.auth() if any(la.agent for la in self.policy.layers) else None)
         approval = approval if approval is not None else self._approval()
-        self.runtime = Runtime(self.toolset, stages=served_stages(policy=True, **stage_options),
+        stages = served_stages(policy=True, **stage_options)
+        self.runtime = Runtime(self.toolset, stages=stages if audit is None else [audit, *stages],
                                state=self._state(), state_failure=runtime.get("state_failure", "open"),
                                policy=PolicyStage(self.policy), approval=approval)
         self.content.runner = self._run_content
-        self.forward_gate.attach(approval=approval, audit=next(
-            (s for s in self.runtime.stages if isinstance(s, AuditStage)), None),
-            approval_timeout=float(config.approvals.get("timeout", 300.0)))
+        self.forward_gate.attach(approval=approval, audit=audit,
+                                 approval_timeout=float(config.approvals.get("timeout", 300.0)))
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
 
@@ -206,6 +208,20 @@ class Gateway:
             return target
         return str(self.config.path(target))
 
+    def _audit_stage(self) -> AuditStage | None:
+        """The audit stage of ``[runtime] audit`` / ``audit_mode`` and ``[audit]`` (None: audit is off)."""
+        target = self._audit()
+        if target is False:
+            return None
+        section = self.config.audit
+        journal = section.get("journal")
+        try:
+            return AuditStage(target, mode=self.config.runtime.get("audit_mode", "batched"),
+                              on_failure=section.get("on_failure", "refuse"),
+                              journal=None if journal is None else str(self.config.path(journal)))
+        except ValueError as exc:
+            raise MCPConfigError(f"[audit]: {exc}") from exc
+
     def _state(self) -> Any:
         from toolrig.state import make_state
 
@@ -285,19 +301,31 @@ class Gateway:
 
     # -- serving -------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        """What ``/healthz`` adds: upstream states and counts (no tool definitions, no secrets)."""
+        """What ``/healthz`` adds: upstream states and counts (no tool definitions, no secrets).
+
+        The server adds ``status`` (``ok``, ``degraded`` while the audit log cannot be written, ``stopping``)
+        and the audit log's state (see :func:`toolrig.mcp.serve_async`).
+        """
         return {"tools": len(self.runtime.tools()), "blocked": len(self.toolset.blocked()),
                 "upstreams": {s.name: s.health.state for s in self.toolset.servers()}}
 
-    def run(self, *, transport: str, host: str, port: int, on_ready: Callable[[str], Any] | None = None) -> None:
-        """:meth:`serve` until interrupted, in an event loop of its own (uvloop where installed)."""
+    def run(self, *, transport: str, host: str, port: int, on_ready: Callable[[str], Any] | None = None
+            ) -> int | None:
+        """:meth:`serve` in an event loop of its own (uvloop where installed) until SIGINT / SIGTERM, which drain it.
+
+        Returns:
+            The signal that stopped it (None: the stdio client went away).
+        """
         from toolrig.mcp._serve import run_blocking
 
-        run_blocking(lambda: self.serve(transport=transport, host=host, port=port, on_ready=on_ready))
+        stopped_by: int | None = run_blocking(lambda: self.serve(transport=transport, host=host, port=port,
+                                                                 on_ready=on_ready, stop_signals=True))
+        return stopped_by
 
-    async def serve(self, *, transport: str, host: str, port: int,
-                    on_ready: Callable[[str], Any] | None = None) -> None:
-        """Serve until cancelled."""
+    async def serve(self, *, transport: str, host: str, port: int, on_ready: Callable[[str], Any] | None = None,
+                    stop_signals: bool = False) -> int | None:
+        """Serve until cancelled (or, with ``stop_signals``, SIGINT / SIGTERM); drains first (``[serve]
+        shutdown_grace``) and returns the signal that stopped it."""
         from toolrig.mcp._serve import serve_async
 
         self.policy.warn_if_unrestricted()  # now calls will be decided (not for scan or a listing)
@@ -309,9 +337,12 @@ class Gateway:
             http = {"path": serve.get("path", "/mcp"), "auth": self.auth(), "stateless": bool(serve.get("stateless")),
                     "allowed_hosts": tuple(serve.get("allowed_hosts", ())),
                     "allowed_origins": tuple(serve.get("allowed_origins", ())),
-                    "json_response": bool(serve.get("json_response")), "health": self.health}
-        await serve_async(server=self.server, transport=transport, host=host, port=port,  # type: ignore[arg-type]
-                          on_ready=on_ready, **http)
+                    "json_response": bool(serve.get("json_response")), "health": self.health,
+                    "idle_timeout": float(serve.get("session_idle_timeout", 1800.0)),
+                    "max_sessions": int(serve.get("max_sessions", 10_000))}
+        return await serve_async(server=self.server, transport=transport,  # type: ignore[arg-type]
+                                 host=host, port=port, on_ready=on_ready, stop_signals=stop_signals,
+                                 shutdown_grace=float(serve.get("shutdown_grace", 10.0)), **http)
 
 
 _ROOTED = ("files", "documents", "shell", "bundles")

@@ -8,6 +8,9 @@
     port = 8765
     stateless = false              # true for replicas behind a load balancer
     allowed_hosts = ["mcp.example.com"]
+    shutdown_grace = 10            # seconds calls in flight get to finish on SIGTERM / Ctrl-C (then: an error)
+    session_idle_timeout = 1800    # seconds a session may go without a request before it ends
+    max_sessions = 10000           # most sessions at once (HTTP 503 beyond)
 
     [serve.auth]                   # optional bearer tokens issued for this server
     audience = "https://mcp.example.com/mcp"
@@ -52,6 +55,10 @@
     audit = "audit.db"             # a SQLite path, postgresql://..., or false
     timeout = 120                  # seconds per call for tools without their own
 
+    [audit]                        # when the audit store cannot be written (a full disk, a database gone)
+    on_failure = "refuse"          # refuse calls until it can; "journal": calls go on, rows wait in the journal
+    journal = "audit-spill.jsonl"  # where rows wait (default: beside a SQLite file; put it on another disk)
+
     [scan]
     quarantine = true              # hide tools the poisoning scan flags
     allow = []                     # local tool names accepted although flagged (after review)
@@ -79,7 +86,7 @@ from toolrig.mcp._gateway_schema import check_config, check_servers
 
 __all__ = ["GatewayConfig", "load_gateway_config"]
 
-_SECTIONS = ("serve", "mcp", "tools", "builtins", "approvals", "runtime", "scan", "pins", "policy")
+_SECTIONS = ("serve", "mcp", "tools", "builtins", "approvals", "runtime", "audit", "scan", "pins", "policy")
 _FORWARD_KEYS = ("forward_sampling", "forward_elicitation")
 
 
@@ -97,6 +104,7 @@ class GatewayConfig:
     policy: dict[str, Any] | None = None
     approvals: dict[str, Any] = field(default_factory=dict)
     runtime: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
     scan: dict[str, Any] = field(default_factory=dict)
     pins: dict[str, Any] = field(default_factory=dict)
     forwarding: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -146,8 +154,8 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
         builtins=sections.get("builtins"), policy=sections.get("policy"), approvals=sections.get("approvals", {}),
-        runtime=sections.get("runtime", {}), scan=sections.get("scan", {}), pins=sections.get("pins", {}),
-        forwarding=forwarding, base=base, source=source)
+        runtime=sections.get("runtime", {}), audit=sections.get("audit", {}), scan=sections.get("scan", {}),
+        pins=sections.get("pins", {}), forwarding=forwarding, base=base, source=source)
 
 
 def load_gateway_config(path: str | Path | None) -> GatewayConfig:

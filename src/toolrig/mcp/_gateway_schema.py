@@ -64,6 +64,9 @@ class ServeTable(_Table):
     allowed_origins: Names | None = None
     json_response: bool | None = None
     auth: AuthTable | None = None
+    shutdown_grace: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    session_idle_timeout: Seconds | None = None
+    max_sessions: Annotated[int, Field(ge=1)] | None = None
 
 
 class McpTable(_Table):
@@ -133,6 +136,13 @@ class RuntimeTable(_Table):
     state_failure: Literal["open", "closed"] | None = None
 
 
+class AuditTable(_Table):
+    """``[audit]``: what happens while the audit store cannot be written."""
+
+    on_failure: Literal["refuse", "journal"] | None = None
+    journal: Annotated[str, Field(min_length=1)] | None = None
+
+
 class ScanTable(_Table):
     """``[scan]``: the poisoning scan of upstream tools."""
 
@@ -191,6 +201,7 @@ class GatewaySchema(_Table):
     policy: PolicyTable | None = None
     approvals: ApprovalsTable | None = None
     runtime: RuntimeTable | None = None
+    audit: AuditTable | None = None
     scan: ScanTable | None = None
     pins: PinsTable | None = None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
-import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
@@ -21,8 +20,9 @@ import anyio
 from toolrig.mcp._auth import BearerAuth
 from toolrig.mcp._content import PromptSource, ResourceSource
 from toolrig.mcp._http import build_app
+from toolrig.mcp._lifecycle import SHUTDOWN_GRACE, exit_stopped, opened, run_http, run_stdio, with_status
 from toolrig.mcp._limits import BODY_TIMEOUT, MAX_BODY_BYTES
-from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
+from toolrig.mcp._server import ToolServer
 from toolrig.mcp._stages import served_stages
 
 __all__ = ["build_server", "http_app", "run_blocking", "serve", "serve_async"]
@@ -54,120 +54,77 @@ def build_server(tools: Any, *, runtime: Any = None, name: str = "toolrig", vers
                       prompts=prompts)
 
 
-def _follow_changes(server: ToolServer) -> None:
-    """Tell clients when a toolset that reports changes (an MCP toolset) changes."""
-    toolset = server.runtime.toolset
-    on_change = getattr(toolset, "on_change", None)
-    if callable(on_change):
-        on_change(lambda _changed: server.notify_tools_changed())
-
-
-@contextlib.asynccontextmanager
-async def _opened(server: ToolServer) -> AsyncIterator[None]:
-    """Open the toolset's resources (MCP connections) for as long as the server runs."""
-    toolset = server.runtime.toolset
-    async with contextlib.AsyncExitStack() as stack:
-        if hasattr(toolset, "__aenter__"):
-            await stack.enter_async_context(toolset)
-        _follow_changes(server)
-        stack.push_async_callback(server.runtime.aclose)
-        yield
-
-
 def http_app(tools: Any, *, path: str = "/mcp", host: str = "127.0.0.1", auth: BearerAuth | None = None,
              stateless: bool = False, allowed_hosts: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = (),
              json_response: bool = False, health: Callable[[], Mapping[str, Any]] | None = None,
              retry_interval: int | None = None, server: ToolServer | None = None, port: int | None = None,
-             max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT, **options: Any) -> Any:
+             max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT, idle_timeout: float | None = 1800.0,
+             max_sessions: int | None = 10_000, **options: Any) -> Any:
     """An ASGI app serving ``tools`` over streamable HTTP (run it with uvicorn, or test it in process).
 
     ``port``: the port it is served on (loopback Host / Origin values must then name it); ``max_body`` /
-    ``body_timeout``: the largest POST body and the seconds to send it. ``**options`` go to
-    :func:`build_server`. The app's lifespan opens the toolset and closes the runtime.
+    ``body_timeout``: the largest POST body and the seconds to send it; ``idle_timeout``: seconds a session
+    may go without a request in flight before it ends (a client gone without closing it); ``max_sessions``:
+    most sessions at once (503 beyond). ``/healthz`` says ``status``: ``ok``, ``degraded`` (the audit log
+    cannot be written) or ``stopping``. ``**options`` go to :func:`build_server`. The app's lifespan opens
+    the toolset and closes the runtime.
     """
     server = server or build_server(tools, **options)
     app = build_app(server, path=path, host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
-                    auth=auth, stateless=stateless, json_response=json_response, health=health,
-                    retry_interval=retry_interval, port=port, max_body=max_body, body_timeout=body_timeout)
+                    auth=auth, stateless=stateless, json_response=json_response, health=with_status(server, health),
+                    retry_interval=retry_interval, port=port, max_body=max_body, body_timeout=body_timeout,
+                    idle_timeout=idle_timeout, max_sessions=max_sessions)
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
     async def lifespan(application: Any) -> AsyncIterator[None]:
-        async with _opened(server), inner(application):
+        async with opened(server), inner(application):
             yield
 
     app.router.lifespan_context = lifespan
     return app
 
 
-async def _run_stdio(server: ToolServer) -> None:
-    from toolrig.mcp._stdio import checked_stdio
-
-    identity = CallerIdentity(session_id=f"stdio-{secrets.token_urlsafe(16)}", transport="stdio")
-    token = caller_identity.set(identity)
-    try:
-        async with _opened(server), checked_stdio() as (read, write):
-            await server.server.run(read, write, server.initialization_options())
-    finally:
-        caller_identity.reset(token)
-
-
 async def serve_async(tools: Any = None, *, transport: Transport = "stdio", host: str = "127.0.0.1",
                       port: int = 8000, server: ToolServer | None = None, log_level: str = "warning",
-                      on_ready: Callable[[str], Any] | None = None, **options: Any) -> None:
-    """Serve ``tools`` until cancelled: over stdio (one client, this process's stdin/stdout) or streamable HTTP.
+                      on_ready: Callable[[str], Any] | None = None, shutdown_grace: float = SHUTDOWN_GRACE,
+                      stop_signals: bool = False, **options: Any) -> int | None:
+    """Serve ``tools`` until stopped: over stdio (one client, this process's stdin/stdout) or streamable HTTP.
+
+    Stopping drains (:mod:`toolrig.mcp._drain`): new calls are refused, calls in flight get ``shutdown_grace``
+    seconds to finish, the rest end with an error their clients receive; then the runtime closes.
 
     Args:
         transport: ``"stdio"`` or ``"http"``.
         host, port: where HTTP listens (loopback by default; port 0 picks a free one).
         on_ready: called with the URL (HTTP) or ``"stdio"`` once serving.
+        shutdown_grace: seconds calls in flight get to finish when the server is stopped.
+        stop_signals: stop (and drain) on SIGINT / SIGTERM (main thread only); else only cancellation stops it.
         **options: for :func:`http_app` (``path``, ``auth``, ``stateless``, ``allowed_hosts`` ...) and
             :func:`build_server` (``runtime``, ``name``, ``resources``, ``prompts``, runtime options).
+
+    Returns:
+        The signal that stopped the server (None: cancelled, or the stdio client went away).
     """
     if server is None:
         server = build_server(tools, **{k: v for k, v in options.items() if k not in _HTTP_OPTIONS})
     if transport == "stdio":
         if on_ready is not None:
             on_ready("stdio")
-        await _run_stdio(server)
-        return
+        return await run_stdio(server, grace=shutdown_grace, watch_signals=stop_signals)
     if transport != "http":
         raise ValueError(f"transport must be 'stdio' or 'http', got {transport!r}")
-    import uvicorn
-
     listener = _listen(host, port)  # bound first, so the app knows its port (Host / Origin must name it)
     bound_port = int(listener.getsockname()[1])
     app = http_app(None, host=host, server=server, port=bound_port,
                    **{k: v for k, v in options.items() if k in _HTTP_OPTIONS})
-    config = uvicorn.Config(app, host=host, port=bound_port, log_level=log_level, lifespan="on",
-                            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN)
-    httpd = uvicorn.Server(config)
+    url = f"http://{_url_host(host)}:{bound_port}{options.get('path', '/mcp')}"
+    return await run_http(app, server, listener, url=url, log_level=log_level, grace=shutdown_grace,
+                          watch_signals=stop_signals, on_ready=on_ready)
 
-    async def run() -> None:
-        # Shielded: cancelling us asks uvicorn to stop (below) instead of tearing it down mid-flight, so its
-        # lifespan closes the toolset (and stops launched upstream servers) before we return.
-        with anyio.CancelScope(shield=True), listener:
-            await httpd.serve(sockets=[listener])
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(run)
-        try:
-            while not httpd.started:
-                if httpd.should_exit:
-                    return
-                await anyio.sleep(0.02)
-            if on_ready is not None:
-                on_ready(f"http://{_url_host(host)}:{bound_port}{options.get('path', '/mcp')}")
-            await anyio.sleep_forever()
-        finally:
-            httpd.should_exit = True
-
-
-_GRACEFUL_SHUTDOWN = 5
-"""Seconds open connections get to finish when the server is stopped (then they are closed)."""
 
 _HTTP_OPTIONS = frozenset({"path", "auth", "stateless", "allowed_hosts", "allowed_origins", "json_response",
-                           "health", "retry_interval", "max_body", "body_timeout"})
+                           "health", "retry_interval", "max_body", "body_timeout", "idle_timeout", "max_sessions"})
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -191,8 +148,15 @@ def _url_host(host: str) -> str:
 
 def serve(tools: Any = None, *, transport: Transport = "stdio", host: str = "127.0.0.1", port: int = 8000,
           **options: Any) -> None:
-    """Blocking :func:`serve_async` (Ctrl-C stops it)."""
-    run_blocking(partial(serve_async, tools, transport=transport, host=host, port=port, **options))
+    """Blocking :func:`serve_async` until stdio closes, or Ctrl-C / SIGTERM: then it drains and exits (130 / 143).
+
+    Raises:
+        SystemExit: with 128 + the signal, once a SIGINT / SIGTERM has drained the server.
+    """
+    options.setdefault("stop_signals", True)
+    stopped_by = run_blocking(partial(serve_async, tools, transport=transport, host=host, port=port, **options))
+    if stopped_by is not None:
+        exit_stopped(128 + stopped_by, stdio=transport == "stdio")
 
 
 def run_blocking(main: Callable[[], Awaitable[Any]]) -> Any:

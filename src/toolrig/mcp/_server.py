@@ -26,6 +26,7 @@ from mcp.server.session import ServerSession
 
 from toolrig import CallContext, Runtime, ToolCall, ToolOutcome
 from toolrig.mcp._content import ContentCalls, PromptSource, ResourceSource
+from toolrig.mcp._drain import CallTracker
 from toolrig.mcp._peer import LOG_LEVELS, PEER_KEY, ClientPeer
 from toolrig.mcp._results import outcome_to_mcp, tool_definitions
 
@@ -73,6 +74,8 @@ class ToolServer:
         self.prompts = prompts
         self._levels: dict[str, mcp_types.LoggingLevel] = {}
         self._sessions: dict[str, ServerSession] = {}
+        self.calls = CallTracker()
+        """The calls running now (a shutdown drains them: :mod:`toolrig.mcp._drain`)."""
         self.server: Server[Any] = Server(name, version=version or __version__, instructions=instructions,
                                           on_list_tools=self._list_tools, on_call_tool=self._call_tool)
         self._register()
@@ -130,7 +133,8 @@ class ToolServer:
                          ) -> mcp_types.CallToolResult:
         identity = self._identity(ctx)
         call = ToolCall(name=params.name, arguments=params.arguments or {}, id=f"mcp_{secrets.token_hex(12)}")
-        outcome: ToolOutcome = await self.runtime.call(call, self.context_for(ctx, identity))
+        context = self.context_for(ctx, identity)
+        outcome: ToolOutcome = await self.calls.run(call, lambda: self.runtime.call(call, context))
         tool = self.runtime.toolset.get(params.name) if outcome.result is not None else None
         return outcome_to_mcp(outcome, tool.spec if tool is not None else None)
 

@@ -6,6 +6,13 @@ principal that opened it (a request with another credential, or none, gets 404 a
 not exist). Each request runs with :data:`~toolrig.mcp._server.caller_identity` set (session id, user, and the
 agent its credential names), which the SDK carries into the handler of every message of that request.
 
+A session ends when its client deletes it, when it has had no request in flight for ``idle_timeout`` seconds
+(a client killed without closing its session: its streams close with its connections, then the countdown
+runs), or when the server stops. Its end releases what it held: the transport, the server's per-session
+state, and its events in a :class:`~toolrig.mcp._events.MemoryEventStore`.
+
+While the server drains (:meth:`SessionManager.close`), new sessions and stateless requests get HTTP 503.
+
 Stateless mode (``stateless=True``) keeps nothing between requests: for replicas behind a load balancer.
 Requests with a 2026-era ``MCP-Protocol-Version`` (no initialize handshake) are answered with a JSON-RPC
 error naming the handshake versions served here, so a client falls back to ``initialize``.
@@ -16,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -35,7 +42,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolrig.mcp._auth import agent_of
-from toolrig.mcp._events import SessionEvents
+from toolrig.mcp._events import MemoryEventStore, SessionEvents
 from toolrig.mcp._server import CallerIdentity, ToolServer, caller_identity
 
 __all__ = ["SessionManager", "new_session_id", "user_of"]
@@ -104,13 +111,35 @@ class SessionManager:
         self.max_sessions = max_sessions
         self._transports: dict[str, StreamableHTTPServerTransport] = {}
         self._owners: dict[str, tuple[str, str | None, str | None] | None] = {}
+        self._events: dict[str, SessionEvents] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._lifespan: Any = None
+        self._posts = 0
+        self._posts_done: anyio.Event | None = None
+        self.closing = False
+        """True once :meth:`close` was called: new sessions are refused."""
 
     @property
     def session_count(self) -> int:
         """Sessions open now."""
         return len(self._transports)
+
+    def close(self) -> None:
+        """Refuse new sessions (and stateless requests) from now on: the server is draining."""
+        self.closing = True
+
+    async def wait_answered(self, timeout: float) -> bool:
+        """Wait until no POST is being answered (at most ``timeout`` seconds); whether none is."""
+        with anyio.move_on_after(timeout):
+            while self._posts:
+                self._posts_done = anyio.Event()
+                await self._posts_done.wait()
+        return not self._posts
+
+    async def end_sessions(self) -> None:
+        """End every session now (their open streams close cleanly)."""
+        for session_id, transport in list(self._transports.items()):
+            await self._discard(session_id, transport)
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -127,6 +156,7 @@ class SessionManager:
                     self.server.forget_session(session_id)
                 self._transports.clear()
                 self._owners.clear()
+                self._events.clear()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._tg is None:
@@ -137,10 +167,26 @@ class SessionManager:
             await _error(f"protocol version {version!r} is not served here; use the initialize handshake",
                          400, mcp_types.UNSUPPORTED_PROTOCOL_VERSION, supported)(scope, receive, send)
             return
-        if self.stateless:
-            await self._stateless(version, scope, receive, send)
-        else:
-            await self._stateful(scope, receive, send)
+        if self.closing and (self.stateless or _header(scope, _SESSION_HEADER) is None):
+            await _error("the server is shutting down", 503, mcp_types.INTERNAL_ERROR)(scope, receive, send)
+            return
+        with self._answering(scope):
+            if self.stateless:
+                await self._stateless(version, scope, receive, send)
+            else:
+                await self._stateful(scope, receive, send)
+
+    @contextlib.contextmanager
+    def _answering(self, scope: Scope) -> Iterator[None]:
+        """Count the POSTs being answered (a drain waits until their answers are written)."""
+        post = scope.get("method") == "POST"
+        self._posts += post
+        try:
+            yield
+        finally:
+            self._posts -= post
+            if post and not self._posts and self._posts_done is not None:
+                self._posts_done.set()
 
     # -- stateless --------------------------------------------------------------------------------
     async def _stateless(self, version: str | None, scope: Scope, receive: Receive, send: Send) -> None:
@@ -211,12 +257,14 @@ class SessionManager:
             await _error("Too many open sessions", 503, mcp_types.INTERNAL_ERROR)(scope, receive, send)
             return
         session_id = new_session_id()
+        events = None if self.event_store is None else SessionEvents(self.event_store)
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=session_id, is_json_response_enabled=self.json_response,
-            event_store=None if self.event_store is None else SessionEvents(self.event_store),
+            mcp_session_id=session_id, is_json_response_enabled=self.json_response, event_store=events,
             security_settings=self.security, retry_interval=self.retry_interval, idle_timeout=self.idle_timeout)
         self._transports[session_id] = transport
         self._owners[session_id] = principal
+        if events is not None:
+            self._events[session_id] = events
         answered: list[int] = []
         try:
             assert self._tg is not None
@@ -243,6 +291,9 @@ class SessionManager:
         self._transports.pop(session_id, None)
         self._owners.pop(session_id, None)
         self.server.forget_session(session_id)
+        events = self._events.pop(session_id, None)
+        if events is not None and isinstance(self.event_store, MemoryEventStore):
+            self.event_store.forget_streams(f"{events.tag}/")
         if not transport.is_terminated:
             with anyio.CancelScope(shield=True):
                 await transport.terminate()

@@ -16,7 +16,7 @@ from toolrig.runtime._defaults import (
     replace_stage,
 )
 from toolrig.runtime._hook import AfterCallHook, BeforeCallHook, Hook, OnErrorHook
-from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._invocation import CallTrail, Invocation
 from toolrig.runtime._repairs import REPAIR_KINDS, repair_kind
 from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._runtime import Runtime
@@ -64,6 +64,7 @@ __all__ = [
     "CallNext",
     "CallRouter",
     "CallTimeoutError",
+    "CallTrail",
     "Clock",
     "ClosableStage",
     "Decision",

@@ -16,7 +16,24 @@ if TYPE_CHECKING:
     from toolrig._decision import Decision
     from toolrig.runtime._services import Services
 
-__all__ = ["Invocation"]
+__all__ = ["CallTrail", "Invocation"]
+
+
+@dataclass(slots=True)
+class CallTrail:
+    """What the inner stages established about one call, shared by every invocation derived from its first.
+
+    An outer stage reads it when the call ends by an exception rather than an outcome (a cancellation):
+    the audit row of a cancelled call still says which policy decision let it run, and which tool it was.
+    :meth:`Invocation.derive` fills it; stages never write it themselves.
+
+    Attributes:
+        decision: the latest folded decision passed inward (``inv.derive(decision=...)``).
+        tool: the latest resolved tool passed inward.
+    """
+
+    decision: Decision | None = None
+    tool: BaseTool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +52,7 @@ class Invocation:
         attempt: the current attempt number (the retry stage increments it).
         timeout: seconds this attempt may take (set by the timeout stage; None: the tool's ``spec.timeout``).
         started: monotonic time the call entered the runtime.
+        trail: what inner stages established, for outer stages (see :class:`CallTrail`).
     """
 
     call: ToolCall
@@ -48,6 +66,7 @@ class Invocation:
     attempt: int = 1
     timeout: float | None = None
     started: float = field(default_factory=time.perf_counter)
+    trail: CallTrail = field(default_factory=CallTrail, repr=False, compare=False)
 
     @classmethod
     def start(cls, call: ToolCall, context: CallContext, services: Services) -> Invocation:
@@ -55,12 +74,20 @@ class Invocation:
         if cls is not Invocation:
             return cls(call=call, context=context, services=services)
         made: Invocation = _PLAN.make({"call": call, "context": context, "services": services,
-                                       "started": time.perf_counter()})
+                                       "started": time.perf_counter(), "trail": CallTrail()})
         return made
 
     def derive(self, **changes: Any) -> Invocation:
-        """A copy with some fields changed (``dataclasses.replace``, cheaply: :mod:`toolrig._records`)."""
-        return _PLAN.derive(self, changes)
+        """A copy with some fields changed (``dataclasses.replace``, cheaply: :mod:`toolrig._records`).
+
+        The copy shares this invocation's :attr:`trail`, which notes a new ``decision`` or ``tool``.
+        """
+        derived: Invocation = _PLAN.derive(self, changes)
+        if "decision" in changes:
+            self.trail.decision = changes["decision"]
+        if "tool" in changes:
+            self.trail.tool = changes["tool"]
+        return derived
 
     @property
     def name(self) -> str:
@@ -73,4 +100,4 @@ class Invocation:
         return (time.perf_counter() - self.started) * 1000.0
 
 
-_PLAN = RecordPlan(Invocation, factories={"started": time.perf_counter})
+_PLAN = RecordPlan(Invocation, factories={"started": time.perf_counter, "trail": CallTrail})

@@ -13,6 +13,10 @@ Metrics (per Prometheus registry, created once):
   through :func:`set_breaker_state`);
 * ``toolrig_argument_repairs_total{tool, kind}``: repairs the pipeline made to calls' arguments (and
   names), by kind (:data:`toolrig.runtime._repairs.REPAIR_KINDS`).
+* ``toolrig_audit_degraded{sink}``: 1 while audit rows cannot reach their store, else 0;
+  ``toolrig_audit_rows_waiting{sink}``: rows kept (memory and journal) for the store;
+  ``toolrig_audit_rows_lost{sink}``: rows dropped or lost since the start (read at scrape time, see
+  :func:`watch_audit`).
 
 A call naming no known tool is counted under ``tool="(unknown)"``, so a model cannot grow the
 label set without bound.
@@ -23,7 +27,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
@@ -35,6 +39,7 @@ __all__ = [
     "otel_available",
     "prometheus_available",
     "set_breaker_state",
+    "watch_audit",
 ]
 
 UNKNOWN_TOOL = "(unknown)"
@@ -85,6 +90,12 @@ class ToolMetrics:
                              ("tool",), registry=reg)
         self.repairs = Counter("toolrig_argument_repairs", "Argument repairs by tool and kind of repair.",
                                ("tool", "kind"), registry=reg)
+        self.audit_degraded = Gauge("toolrig_audit_degraded", "1 while audit rows cannot reach their store.",
+                                    ("sink",), registry=reg)
+        self.audit_waiting = Gauge("toolrig_audit_rows_waiting", "Audit rows kept (memory, journal) for the store.",
+                                   ("sink",), registry=reg)
+        self.audit_lost = Gauge("toolrig_audit_rows_lost", "Audit rows dropped or lost since the start.",
+                                ("sink",), registry=reg)
         self._children: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
 
     def observe(self, tool: str, kind: str, seconds: float) -> None:
@@ -147,3 +158,27 @@ def set_breaker_state(tool: str, state: str | int, *, registry: Any = None) -> N
     metrics = metrics_for(registry)
     if metrics is not None:
         metrics.set_breaker_state(tool, state)
+
+
+def watch_audit(sink: str, health: Callable[[], Any], *, registry: Any = None) -> None:
+    """Report an audit writer's state at every scrape (a no-op without prometheus).
+
+    Args:
+        sink: the ``sink`` label (the store's name).
+        health: returns the writer's :class:`toolrig.audit.AuditHealth`, or None once it is gone (then 0s).
+        registry: a Prometheus registry (default: the global one).
+    """
+    metrics = metrics_for(registry)
+    if metrics is None:
+        return
+
+    def read(field: Callable[[Any], float]) -> Callable[[], float]:
+        def value() -> float:
+            now = health()
+            return 0.0 if now is None else float(field(now))
+
+        return value
+
+    metrics.audit_degraded.labels(sink).set_function(read(lambda h: h.degraded))
+    metrics.audit_waiting.labels(sink).set_function(read(lambda h: h.held + h.journaled))
+    metrics.audit_lost.labels(sink).set_function(read(lambda h: h.dropped + h.lost))

@@ -5,11 +5,16 @@ half-open trial call, while concurrent calls are refused → closed on success, 
 failure. A success resets the count of consecutive failures (a success of a call that began
 with no failures counted writes nothing). Only failures of the tool itself count (execution
 errors, timeouts, an upstream "rate limited"); bad arguments, policy refusals, our own rate limits, missing tools and
-cancellations never do. Refused calls end ``circuit_open`` (retryable, with ``retry_after``).
+cancellations never do. Refused calls end ``circuit_open`` (retryable, with ``retry_after``: the rest left, or
+at most a second while a trial runs).
 
 Thresholds per tool: ``overrides={"tool": {"failure_threshold": 2}}`` on the stage, or
 ``metadata={"breaker": {...}}`` on the tool (``False`` disables the breaker for it); the stage's
 overrides win. Times come from the runtime's clock.
+
+When the caller knows a dependency came back (an MCP upstream reconnected), :meth:`BreakerStage.probe_now`
+ends the rest early: the next call of each named tool is the half-open trial at once, instead of waiting out
+``recovery_time``. The trial decides as usual (closed on success, open again on failure).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -53,6 +58,9 @@ _NEUTRAL_KINDS = frozenset({
     ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
 })
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BreakerConfig))
+_TRIAL_HINT = 1.0
+"""Seconds a call refused while a half-open trial runs is told to wait (not the trial's whole lease)."""
+
 
 
 def classify_outcome(outcome: ToolOutcome) -> BreakerResult:
@@ -112,6 +120,7 @@ class BreakerStage(Stage):
         self.overrides = {name: tuned(self.config, t) for name, t in (overrides or {}).items()}
         self._configs: dict[str, tuple[ToolSpec, BreakerConfig | None]] = {}
         self._access = StateAccess(state, stage=self.name)
+        self._probe_due: set[str] = set()
 
     decides = False
 
@@ -128,7 +137,7 @@ class BreakerStage(Stage):
         backend = self._access.backend(inv.services)
         clock = inv.services.clock
         try:
-            permit = await backend.breaker_acquire(spec.name, config, clock.time())
+            permit = await backend.breaker_acquire(spec.name, *self._due(spec.name, config, clock.time()))
         except StateUnavailable as exc:
             error = self._access.refusal(exc, inv.services, tool=spec.name)
             if error is not None:  # state_failure="closed"
@@ -153,6 +162,25 @@ class BreakerStage(Stage):
         if after is CircuitState.CLOSED and permit.state is CircuitState.CLOSED:
             return outcome
         return outcome.derive(meta={**outcome.meta, "circuit": (after or permit.state).value})
+
+    def probe_now(self, tool_names: Iterable[str]) -> None:
+        """The next call of each tool is the half-open trial at once (its dependency is back; see the module).
+
+        A tool whose circuit is closed is unaffected; the trial's outcome then closes or reopens the circuit.
+        """
+        self._probe_due.update(tool_names)
+
+    def _due(self, name: str, config: BreakerConfig, now: float) -> tuple[BreakerConfig, float]:
+        """``(config, now)`` for an acquire; when a trial is due (once), with no rest left at that moment.
+
+        The acquire then sees the circuit a moment after a tiny recovery time: the smallest step that still
+        moves ``now`` (epoch seconds are coarse floats), a microsecond or so.
+        """
+        if not self._probe_due or name not in self._probe_due:
+            return config, now
+        self._probe_due.discard(name)
+        step = max(1e-6, math.ulp(now) * 4)
+        return dataclasses.replace(config, recovery_time=step / 2, probe_timeout=config.lease), now + step
 
     async def _record(self, backend: StateBackend, key: str, config: BreakerConfig, result: BreakerResult, *,
                       permit: BreakerPermit, now: float, services: Any = None) -> CircuitState | None:
@@ -197,13 +225,16 @@ class BreakerStage(Stage):
 
 def refusal(inv: Invocation, permit: BreakerPermit, config: BreakerConfig) -> ToolOutcome:
     """The ``circuit_open`` outcome for a call refused by the breaker."""
-    wait = max(1, math.ceil(permit.retry_after))
+    retry_after = permit.retry_after
+    if permit.state is CircuitState.HALF_OPEN:  # a trial runs: it usually settles the circuit within a second
+        retry_after = min(retry_after, _TRIAL_HINT)
+    wait = max(1, math.ceil(retry_after))
     plural = "s" if wait != 1 else ""
     if permit.state is CircuitState.HALF_OPEN:
         why = f"{inv.name} is recovering from failures and a trial call is in progress"
     else:
         why = f"{inv.name} is paused after {permit.failures} consecutive failures (circuit open)"
     message = f"{why}. Try again in {wait} second{plural}, or use another tool meanwhile."
-    error = ToolError.of(ErrorKind.CIRCUIT_OPEN, message, retry_after=permit.retry_after,
+    error = ToolError.of(ErrorKind.CIRCUIT_OPEN, message, retry_after=retry_after,
                          state=permit.state.value, failures=permit.failures)
     return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
