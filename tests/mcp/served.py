@@ -52,8 +52,10 @@ class Served:
         """Log messages containing ``contains``."""
         return [e["message"] for e in self.events() if e.get("event") == "log" and contains in e.get("message", "")]
 
-    def health(self) -> dict[str, Any]:
-        response = httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=10)
+    def health(self, token: str | None = None) -> dict[str, Any]:
+        """``/healthz``; with auth on, its details need ``token``."""
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        response = httpx.get(f"http://127.0.0.1:{self.port}/healthz", headers=headers, timeout=10)
         response.raise_for_status()
         body: dict[str, Any] = response.json()
         return body

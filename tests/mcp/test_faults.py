@@ -169,7 +169,7 @@ tokens = { "tok-ann" = "ann", "tok-bob" = "bob" }
             for token, scope in scopes.items():
                 tg.start_soon(cancelled_call, token, scope)
             with anyio.fail_after(60):
-                while served.health()["calls"] < 2:
+                while served.health("tok-ann")["calls"] < 2:
                     await anyio.sleep(0.05)
             for scope in scopes.values():
                 scope.cancel()  # the client gives up: the SDK cancels the request on the server
