@@ -50,6 +50,7 @@ _NEUTRAL_KINDS = frozenset({
     ErrorKind.INVALID_ARGUMENTS, ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED,
     ErrorKind.NOT_FOUND, ErrorKind.CANCELLED, ErrorKind.LOOP_DETECTED, ErrorKind.CIRCUIT_OPEN,
     ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
+    ErrorKind.REPLAY_MISS,
 })
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BreakerConfig))
 

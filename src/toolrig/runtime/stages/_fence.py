@@ -25,6 +25,7 @@ __all__ = ["FenceStage"]
 PIPELINE_KINDS = frozenset({
     ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED, ErrorKind.CIRCUIT_OPEN,
     ErrorKind.LOOP_DETECTED, ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.CANCELLED,
+    ErrorKind.REPLAY_MISS,
 })
 """Failures written by the pipeline itself, with no tool text in them: not fenced."""
 
