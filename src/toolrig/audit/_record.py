@@ -55,6 +55,8 @@ class AuditRecord:
         attempts: attempts made (retries included).
         repairs: argument repairs applied.
         meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``).
+        run_id: the workflow run the call was a step of, from the call context.
+        step_id: the step of that run, from the call context.
     """
 
     id: str
@@ -75,6 +77,8 @@ class AuditRecord:
     attempts: int | None = None
     repairs: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    step_id: str | None = None
     arguments_json: str | None = field(default=None, compare=False, repr=False)
     """``arguments`` as JSON text when already known (the text the model sent, when redaction changed
     nothing), so a sink need not encode it again; None otherwise. Not part of equality or :meth:`to_dict`."""
@@ -231,7 +235,7 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
     arguments, text = _arguments(call, redactor)
     return AuditRecord(id=row_id, call_id=_name(call.id), time=started, tool=_name(call.name), user=ctx.user,
                        agent=ctx.agent, session=ctx.session, arguments=arguments, status=STARTED,
-                       arguments_json=text)
+                       arguments_json=text, run_id=_optional(ctx.run_id), step_id=_optional(ctx.step_id))
 
 
 def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
@@ -255,7 +259,12 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
         "status": COMPLETED,
         "ok": outcome.ok, "kind": kind, "error": None if error is None else redactor.text(error.message),
         "duration_ms": duration_ms, "attempts": outcome.attempts, "repairs": tuple(outcome.repairs), "meta": facts,
-        "arguments_json": text})
+        "arguments_json": text, "run_id": _optional(ctx.run_id), "step_id": _optional(ctx.step_id)})
+
+
+def _optional(text: str | None) -> str | None:
+    """A workflow run or step id as stored (capped like names), None outside workflow runs."""
+    return None if text is None else _name(text)
 
 
 def fallback_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome | None,
@@ -270,4 +279,5 @@ def fallback_record(row_id: str, started: float, call: ToolCall, ctx: CallContex
                        session=_name(ctx.session) if ctx.session is not None else None,
                        arguments={"toolrig_unstored": f"the arguments could not be stored ({type(problem).__name__})"},
                        status=STARTED if outcome is None else COMPLETED, ok=ok, kind=kind,
-                       meta={"audit_problem": type(problem).__name__})
+                       meta={"audit_problem": type(problem).__name__}, run_id=_optional(ctx.run_id),
+                       step_id=_optional(ctx.step_id))

@@ -66,6 +66,7 @@ def _table(records: Sequence[AuditRecord]) -> Table:
         kind = r.kind or r.status
         style = "green" if kind == "ok" else "yellow" if kind == "started" else "red"
         detail = r.error if r.error else _arguments_text(r)
+        detail = f"run {r.run_id} step {r.step_id}: {detail}" if r.run_id else detail
         table.add_row(when, Text(_clip(tool, 48)), Text(_clip(r.user or "-", 24)), Text(kind, style=style),
                       "-" if r.duration_ms is None else f"{r.duration_ms:.1f}", Text(_clip(detail, 300)))
     return table
@@ -86,6 +87,7 @@ def audit_command(
         "--kind", "-k", help="Only this outcome: ok, or an error kind such as timeout or denied.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Only calls made by this agent.")] = None,
     session: Annotated[str | None, typer.Option("--session", help="Only calls of this session.")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only the steps of this workflow run (its run id).")] = None,
     since: Annotated[str | None, typer.Option(
         "--since", help="Only calls since a duration back (30m, 2h, 7d) or an ISO date/time.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most N rows.")] = 50,
@@ -99,7 +101,7 @@ def audit_command(
         fail(str(exc), code=2)
     try:
         records = AuditLog(path).query(tool=tool, user=user, kind=kind, agent=agent, session=session,
-                                       since=since_value, limit=limit)
+                                       since=since_value, limit=limit, run_id=run)
     except FileNotFoundError:
         fail(f"no audit log at {path} (calls are recorded there once a Runtime with audit on has run)")
     except Exception as exc:  # a locked, corrupt or foreign database
