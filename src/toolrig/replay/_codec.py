@@ -1,0 +1,106 @@
+"""What a cassette keeps of one call, and how a kept outcome becomes an outcome again.
+
+A recorded call is plain data: the tool's name and version, its validated arguments as canonical JSON, the
+run step or call id it was made under (its *lane*), and the outcome the tool body gave — its result parts, or
+its error and the classes of the exception behind it (so the retry stage decides the same way on replay).
+Secrets are redacted before anything is kept: in the arguments, in text and JSON result parts, in error
+messages. Binary parts (images, audio, blobs) are kept as they are (base64).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from toolrig._outcome import ToolError, ToolOutcome
+from toolrig._results import ToolResult
+from toolrig.redact import Redactor
+from toolrig.runtime import Invocation
+from toolrig.runtime.executors import exception_from_data, exception_to_data
+from toolrig.state import canonical_arguments
+
+__all__ = ["call_document", "canonical_key", "lane_of", "outcome_from_data", "outcome_to_data"]
+
+_EXCEPTION_KEYS = ("type", "message", "bases", "retry_after", "errors")
+
+
+def _plain_arguments(inv: Invocation) -> Any:
+    """The validated arguments as JSON data (sorted keys); values with no JSON form become their repr."""
+    values = inv.values if inv.values is not None else inv.arguments or {}
+    text = canonical_arguments(values)
+    if text is None:
+        text = json.dumps(dict(values), sort_keys=True, default=repr, ensure_ascii=False)
+    return json.loads(text)
+
+
+def call_document(inv: Invocation, redactor: Redactor) -> dict[str, Any]:
+    """What identifies a call in a cassette: ``{"tool", "version", "arguments"}``, arguments redacted."""
+    tool = inv.tool
+    name = tool.spec.name if tool is not None else inv.call.name
+    version = tool.spec.version if tool is not None else None
+    return {"tool": name, "version": version, "arguments": redactor.value(_plain_arguments(inv))}
+
+
+def canonical_key(document: Mapping[str, Any]) -> str:
+    """One string per distinct call document (canonical JSON)."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+
+
+def lane_of(inv: Invocation) -> str:
+    """Which of several identical calls this is: the workflow step (stable across runs), else the call id."""
+    ctx = inv.context
+    return ctx.step_id if ctx.step_id is not None else inv.call.id
+
+
+def _redacted_part(part: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    out = dict(part)
+    for key in ("text", "uri"):
+        if isinstance(out.get(key), str):
+            out[key] = redactor.text(out[key])
+    if out.get("type") == "json":
+        out["data"] = redactor.value(out.get("data"))
+    return out
+
+
+def outcome_to_data(outcome: ToolOutcome, redactor: Redactor) -> dict[str, Any]:
+    """The kept form of a tool body's outcome (redacted; the exception by its classes, no traceback)."""
+    data: dict[str, Any] = {"ok": outcome.ok}
+    if outcome.result is not None:
+        result = outcome.result.to_dict()
+        result["parts"] = [_redacted_part(p, redactor) for p in result["parts"]]
+        if "meta" in result:
+            result["meta"] = redactor.value(result["meta"])
+        data["result"] = result
+    if outcome.error is not None:
+        error = outcome.error.to_dict()
+        data["error"] = {**error, "message": redactor.text(error["message"]),
+                         "details": redactor.value(error["details"])}
+    if outcome.exception is not None:
+        raw = exception_to_data(outcome.exception)
+        kept = {k: raw[k] for k in _EXCEPTION_KEYS if k in raw}
+        kept["message"] = redactor.text(str(kept.get("message", "")))
+        data["exception"] = kept
+    return data
+
+
+def outcome_from_data(inv: Invocation, data: Mapping[str, Any]) -> ToolOutcome:
+    """The outcome a recording stands for, as the tool body's would be for ``inv`` (its call id, attempt).
+
+    Raises:
+        ValueError: ``data`` is not what :func:`outcome_to_data` writes.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError("a recorded outcome must be an object")
+    name = inv.tool.spec.name if inv.tool is not None else inv.call.name
+    meta = {"replayed": True}
+    exception = data.get("exception")
+    exc = exception_from_data(exception) if isinstance(exception, Mapping) else None
+    if data.get("error") is not None:
+        error = ToolError.from_dict(data["error"])
+        return ToolOutcome.failure(inv.call.id, name, error, attempts=inv.attempt, repairs=inv.repairs, meta=meta,
+                                   exception=exc)
+    if data.get("result") is None:
+        raise ValueError("a recorded outcome needs a result or an error")
+    result = ToolResult.from_dict(data["result"])
+    return ToolOutcome.success(inv.call.id, name, result, attempts=inv.attempt, repairs=inv.repairs, meta=meta)
