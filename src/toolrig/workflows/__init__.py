@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from toolrig.workflows._build import branch, foreach, parallel, sequence, step
 from toolrig.workflows._check import Problem
+from toolrig.workflows._engine import Watcher
 from toolrig.workflows._journal import (
     JOURNAL_ENV,
     Journal,
@@ -78,6 +79,7 @@ __all__ = [
     "StepRun",
     "StepStatus",
     "ToolStep",
+    "Watcher",
     "Workflow",
     "WorkflowRun",
     "WorkflowTool",

@@ -10,6 +10,7 @@ time). A failed step's ``on_error`` decides what follows: stop, continue, or its
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -33,7 +34,13 @@ if TYPE_CHECKING:
     from toolrig.runtime import Runtime
     from toolrig.workflows._workflow import Workflow
 
-__all__ = ["Execution", "new_run_id"]
+__all__ = ["Execution", "Watcher", "new_run_id"]
+
+Watcher = Callable[[str, str | None, StepRun | None], Any]
+"""Told of each step: ``(key, tool, None)`` when a tool step's call starts, ``(key, tool or None, run)`` when a
+step ends (e.g. a live progress view)."""
+
+log = logging.getLogger("toolrig.workflows")
 
 _STOPS = {"error": "error", "denied": "denied", "waiting_approval": "waiting_approval"}
 
@@ -47,7 +54,8 @@ class Execution:
     """One pass over a workflow's steps for one run (a first run, or a resume)."""
 
     def __init__(self, flow: Workflow, runtime: Runtime, *, record: RunRecord, context: CallContext,
-                 journal: Journal | None, gate: Gate, previous: Mapping[str, StepRecord] | None = None) -> None:
+                 journal: Journal | None, gate: Gate, previous: Mapping[str, StepRecord] | None = None,
+                 watch: Watcher | None = None) -> None:
         self.flow = flow
         self.runtime = runtime
         self.record = record
@@ -58,6 +66,7 @@ class Execution:
         self.gate = gate
         self.previous: Mapping[str, StepRecord] = previous or {}
         self.records: dict[str, StepRun] = {}
+        self.watch = watch
 
     # -- what steps use ---------------------------------------------------------------------------------
     def data(self, scope: Scope) -> dict[str, Any]:
@@ -128,7 +137,17 @@ class Execution:
 
     def _keep(self, run: StepRun) -> StepRun:
         self.records[run.id] = run
+        step = self.flow.step(run.step)
+        self.notify(run.id, step.tool if isinstance(step, ToolStep) else None, run)
         return run
+
+    def notify(self, key: str, tool: str | None, run: StepRun | None) -> None:
+        """Tell the watcher (its failure is logged, never the run's)."""
+        if self.watch is not None:
+            try:
+                self.watch(key, tool, run)
+            except Exception:
+                log.exception("the workflow watcher failed on step %s", key)
 
     # -- steps ------------------------------------------------------------------------------------------
     async def node(self, step: Step, scope: Scope, default: str = "stop") -> Result:

@@ -39,6 +39,7 @@ class RunRecord:
     message: str | None = None
     stopped_at: str | None = None
     result: Mapping[str, Any] | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
     created: float = 0.0
     updated: float = 0.0
 

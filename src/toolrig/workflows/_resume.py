@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolrig._context import CallContext
 from toolrig.errors import WorkflowError
-from toolrig.workflows._engine import Execution
+from toolrig.workflows._engine import Execution, Watcher
 from toolrig.workflows._gate import Gate
 from toolrig.workflows._journal import Journal, JournalTarget, default_journal
 from toolrig.workflows._journals import open_journal
@@ -22,7 +22,7 @@ __all__ = ["resume_workflow"]
 
 async def resume_workflow(runtime: Runtime, run_id: str, *, workflow: Workflow | None = None,
                           journal: JournalTarget = None, context: CallContext | None = None,
-                          approvals: Any = None) -> WorkflowRun:
+                          approvals: Any = None, watch: Watcher | None = None) -> WorkflowRun:
     """Continue run ``run_id`` from its journal: no step that finished runs again.
 
     A step that started but has no outcome runs again only when its tool is idempotent; otherwise it waits for
@@ -36,6 +36,7 @@ async def resume_workflow(runtime: Runtime, run_id: str, *, workflow: Workflow |
         journal: the run's journal (default: ``TOOLRIG_JOURNAL`` or the default file of ``toolrig workflow``).
         context: who runs the rest (default: who started the run, as journaled).
         approvals: the approval queue (as for :func:`run_workflow`).
+        watch: told of each step as it starts and ends.
 
     Raises:
         WorkflowError: no such run in the journal, a workflow other than the run's, or a journal that fails.
@@ -56,7 +57,7 @@ async def resume_workflow(runtime: Runtime, run_id: str, *, workflow: Workflow |
         if record.status in FINAL and record.result is not None:
             return WorkflowRun.from_dict({**record.result, "inputs": record.inputs})
         execution = Execution(flow, runtime, record=record, context=context or context_from(record.context),
-                              journal=opened, gate=gate, previous=steps)
+                              journal=opened, gate=gate, previous=steps, watch=watch)
         return await execution.go()
     finally:
         await closing(opened, not isinstance(journal, Journal), gate)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolrig._context import CallContext
+from toolrig._frozen import thaw
 from toolrig.errors import ArgumentsError
-from toolrig.workflows._engine import Execution, new_run_id
+from toolrig.workflows._engine import Execution, Watcher, new_run_id
 from toolrig.workflows._gate import Gate
 from toolrig.workflows._journal import Journal, JournalTarget, RunRecord
 from toolrig.workflows._journals import open_journal
@@ -29,7 +30,7 @@ def checked_inputs(flow: Workflow, inputs: Mapping[str, Any] | None) -> dict[str
         return values
     import jsonschema_rs
 
-    validator = jsonschema_rs.validator_for(dict(flow.inputs))
+    validator = jsonschema_rs.validator_for(thaw(flow.inputs))
     try:
         errors = [{"loc": list(e.instance_path), "msg": e.message, "type": "inputs"}
                   for e in validator.iter_errors(values)]
@@ -62,7 +63,8 @@ async def closing(journal: Journal | None, owned: bool, gate: Gate) -> None:
 
 async def run_workflow(flow: Workflow, runtime: Runtime, inputs: Mapping[str, Any] | None = None, *,
                        context: CallContext | None = None, journal: JournalTarget = None, approvals: Any = None,
-                       run_id: str | None = None) -> WorkflowRun:
+                       run_id: str | None = None, watch: Watcher | None = None,
+                       labels: Mapping[str, str] | None = None) -> WorkflowRun:
     """Run ``flow`` on ``runtime``.
 
     Args:
@@ -75,6 +77,8 @@ async def run_workflow(flow: Workflow, runtime: Runtime, inputs: Mapping[str, An
         approvals: the approval queue steps that wait for a person are filed in (a location, a store or an
             :class:`~toolrig.policy.ApprovalQueue`; default: ``TOOLRIG_APPROVALS`` or the user data folder).
         run_id: the run's id (default: a new random one).
+        watch: told of each step as it starts and ends (see :data:`~toolrig.workflows.Watcher`).
+        labels: strings kept with the run in its journal (e.g. where its tools come from, for a resume).
 
     Raises:
         ArgumentsError: the inputs do not match the workflow's input schema.
@@ -85,11 +89,13 @@ async def run_workflow(flow: Workflow, runtime: Runtime, inputs: Mapping[str, An
     opened = open_journal(journal)
     now = time.time()
     record = RunRecord(run_id=run_id or new_run_id(), workflow=flow.name, definition=flow.to_dict(),
-                       digest=flow.digest, inputs=values, context=_context_document(context), created=now, updated=now)
+                       digest=flow.digest, inputs=values, context=_context_document(context), created=now, updated=now,
+                       labels={str(k): str(v) for k, v in (labels or {}).items()})
     gate = Gate(approvals, runtime.toolset)
     try:
         if opened is not None:
             await opened.start_run(record)
-        return await Execution(flow, runtime, record=record, context=context, journal=opened, gate=gate).go()
+        return await Execution(flow, runtime, record=record, context=context, journal=opened, gate=gate,
+                               watch=watch).go()
     finally:
         await closing(opened, not isinstance(journal, Journal), gate)

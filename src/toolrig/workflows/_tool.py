@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolrig._context import CallContext
+from toolrig._frozen import thaw
 from toolrig._schematool import SchemaTool
 from toolrig._spec import Permission, Retry, Trust
 from toolrig.errors import DefinitionError, ToolFailure
@@ -72,7 +73,7 @@ class WorkflowTool(SchemaTool):
                  journal: Any = None, approvals: Any = None) -> None:
         permission, trust = _traits(flow, tools if tools is not None else (
             runtime.toolset if runtime is not None else None))
-        schema = dict(flow.inputs) if flow.inputs is not None else {"type": "object"}
+        schema = thaw(flow.inputs) if flow.inputs is not None else {"type": "object"}
         super().__init__(name=flow.name, description=flow.description, input_schema=schema, handler=self._run,
                          permission=permission, trust=trust, retry=Retry(max_attempts=1), idempotent=False,
                          tags=frozenset({"workflow"}))

@@ -136,6 +136,7 @@ async def _call(ex: Execution, step: ToolStep, key: str, arguments: Mapping[str,
     context = ex.step_context(key).derive(approver=approver)
     await ex.journal_step(StepRecord(key=key, state="started", tool=step.tool, call_id=call.id,
                                      arguments=DEFAULT_REDACTOR.value(dict(arguments)), time=time.time()))
+    ex.notify(key, step.tool, None)
     outcome = await ex.runtime.call(call, context)
     status = status_of(outcome)
     kind = _kind(outcome)

@@ -153,13 +153,14 @@ class Workflow:
 
     async def run(self, runtime: Runtime, inputs: Mapping[str, Any] | None = None, *,
                   context: CallContext | None = None, journal: JournalTarget = None,
-                  approvals: Any = None, run_id: str | None = None) -> WorkflowRun:
+                  approvals: Any = None, run_id: str | None = None, watch: Any = None,
+                  labels: Mapping[str, str] | None = None) -> WorkflowRun:
         """Run the workflow: each tool step is one ``runtime.call`` with ``context`` (policy, approval, limits,
         cache, breaker, retry, fencing and audit apply per step). See :func:`toolrig.workflows.run_workflow`."""
         from toolrig.workflows._start import run_workflow
 
         return await run_workflow(self, runtime, inputs, context=context, journal=journal, approvals=approvals,
-                                  run_id=run_id)
+                                  run_id=run_id, watch=watch, labels=labels)
 
     def run_sync(self, runtime: Runtime, inputs: Mapping[str, Any] | None = None, **options: Any) -> WorkflowRun:
         """:meth:`run` for synchronous callers (on the runtime's own event-loop thread)."""
