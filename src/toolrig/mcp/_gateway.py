@@ -37,6 +37,7 @@ from toolrig.toolsets import FunctionToolset, Toolset
 
 if TYPE_CHECKING:
     from toolrig.sandbox import Sandbox
+    from toolrig.workflows import WorkflowTool
 
 __all__ = ["Gateway", "LaunchAsker"]
 
@@ -76,7 +77,10 @@ class Gateway:
         mode = pins_section.get("mode", "tofu")
         if mode not in ("tofu", "approve"):
             raise MCPConfigError(f"[pins] mode must be 'tofu' or 'approve', got {mode!r}")
-        self.toolset = GatewayToolset(local=self._local(), upstreams=self.upstreams, pins=self.pins, pin_mode=mode,
+        local = self._local()
+        self.workflows = _workflow_tools(config, local)  # run on this gateway's runtime, bound below
+        self.toolset = GatewayToolset(local=[*local, *([FunctionToolset(self.workflows)] if self.workflows else [])],
+                                      upstreams=self.upstreams, pins=self.pins, pin_mode=mode,
                                       quarantine=bool(scan.get("quarantine", True)),
                                       allow_flagged=scan.get("allow", ()))
         self.content = UpstreamContent(self.upstreams)
@@ -94,6 +98,8 @@ class Gateway:
                                state=self._state(), state_failure=runtime.get("state_failure", "open"),
                                policy=self.policy.as_stage(),
                                approval=approval if approval is not None else self._approval())
+        for workflow in self.workflows:
+            workflow.bind(self.runtime)
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
 
@@ -242,6 +248,26 @@ class Gateway:
                     "json_response": bool(serve.get("json_response")), "health": self.health}
         await serve_async(server=self.server, transport=transport, host=host, port=port,  # type: ignore[arg-type]
                           on_ready=on_ready, **http)
+
+
+def _workflow_tools(config: GatewayConfig, local: list[Toolset]) -> list[WorkflowTool]:
+    """The workflows of ``[workflows]`` as tools (their permission and trust read from the local tools).
+
+    Raises:
+        MCPConfigError: a bad ``[workflows]`` table, a pattern matching no file, an invalid workflow file.
+    """
+    if not config.workflows:
+        return []
+    from pydantic import ValidationError
+
+    from toolrig.errors import DefinitionError
+    from toolrig.toolsets import CombinedToolset
+    from toolrig.workflows import workflow_tools
+
+    try:
+        return workflow_tools(config.workflows, config.base, CombinedToolset(local, on_conflict="first"))
+    except (DefinitionError, ValidationError) as exc:
+        raise MCPConfigError(f"[workflows]: {' '.join(str(exc).split())}") from exc
 
 
 def _builtin_tools(section: Mapping[str, Any] | None, config: GatewayConfig) -> Toolset | None:

@@ -53,6 +53,10 @@
     [pins]
     mode = "tofu"                  # pin on first sight; "approve": new tools wait for `toolrig pins approve`
 
+    [workflows]                    # workflow files served as tools (toolrig.workflows.WorkflowsTable)
+    files = ["flows/*.yaml"]       # paths or globs, relative to this file
+    journal = "runs.db"            # optional: journal served runs (a path, redis:// or postgresql://)
+
 Relative paths are relative to the config file. Unknown keys are errors.
 """
 
@@ -80,6 +84,7 @@ _SECTIONS: dict[str, frozenset[str]] = {
                           "per_user_limit"}),
     "scan": frozenset({"quarantine", "allow"}),
     "pins": frozenset({"mode"}),
+    "workflows": frozenset({"files", "journal"}),
     "policy": frozenset({"preset", "allow", "ask", "deny", "layers", "owners", "groups", "trusted",
                          "allowed_tools"}),
 }
@@ -104,6 +109,7 @@ class GatewayConfig:
     runtime: dict[str, Any] = field(default_factory=dict)
     scan: dict[str, Any] = field(default_factory=dict)
     pins: dict[str, Any] = field(default_factory=dict)
+    workflows: dict[str, Any] = field(default_factory=dict)
     base: Path = field(default_factory=Path.cwd)
     source: str = "(defaults)"
 
@@ -158,7 +164,7 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
         builtins=sections.get("builtins"), policy=sections.get("policy"), approvals=sections.get("approvals", {}),
         runtime=sections.get("runtime", {}), scan=sections.get("scan", {}), pins=sections.get("pins", {}),
-        base=base, source=source)
+        workflows=sections.get("workflows", {}), base=base, source=source)
 
 
 def load_gateway_config(path: str | Path | None) -> GatewayConfig:

@@ -89,7 +89,9 @@ class _Checker:
 
     def visit_one(self, step: Step, done: frozenset[str], concurrent: frozenset[str], loops: tuple[str, ...]
                   ) -> frozenset[str]:
-        below = frozenset(s.id for s in walk([step]))
+        # what is done after it: the step and all inside it, except a foreach's body (it runs once per item)
+        loops_below = {s.id for s in walk([step]) if isinstance(s, ForeachStep)}
+        below = frozenset(s.id for s in walk([step]) if self.inside.get(s.id) not in loops_below)
         for expression in _expressions(step):
             self.reference(step, expression, done, concurrent, loops)
         if isinstance(step, ToolStep):

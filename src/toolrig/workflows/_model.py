@@ -27,8 +27,8 @@ __all__ = ["ID_PATTERN", "BranchStep", "Case", "ForeachStep", "OnError", "Parall
 ID_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 """A step id: a JMESPath identifier (so ``steps.<id>`` reads it), at most 64 characters."""
 
-TOOL_PATTERN = re.compile(r"^[A-Za-z0-9_.:/-]{1,128}(@[A-Za-z0-9_.+*^~<>=!,-]{1,64})?\Z")
-"""A tool name as a step may give it (a registry key, a gateway's ``server__tool``, ``name@version``)."""
+TOOL_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}(@[A-Za-z0-9_.+*^~<>=!,-]{1,64})?\Z")
+"""A tool name as a step may give it: a tool name (:data:`toolrig.NAME_PATTERN`), optionally ``@version``."""
 
 OnError = Literal["stop", "continue"]
 ParallelMode = Literal["fail_fast", "settled"]

@@ -15,6 +15,7 @@ Every expression is compiled when the workflow is defined: a malformed one, or o
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from jmespath.parser import ParsedResult
 
 from toolrig.errors import DefinitionError
 
-__all__ = ["ROOTS", "Expression", "Template", "compile_expression", "parse_text", "render", "root_paths",
+__all__ = ["FUNCTIONS", "ROOTS", "Expression", "Template", "compile_expression", "parse_text", "render", "root_paths",
            "truthy"]
 
 ROOTS = frozenset({"inputs", "steps", "item", "index", "run"})
@@ -33,6 +34,13 @@ ROOTS = frozenset({"inputs", "steps", "item", "index", "run"})
 
 MAX_EXPRESSION = 2000
 """Characters an expression may have."""
+
+FUNCTIONS = frozenset({
+    "abs", "avg", "ceil", "contains", "ends_with", "floor", "join", "keys", "length", "map", "max", "max_by", "merge",
+    "min", "min_by", "not_null", "reverse", "sort", "sort_by", "starts_with", "sum", "to_array", "to_number",
+    "to_string", "type", "values",
+})
+"""The functions of the JMESPath specification: the only ones an expression may call (pure, on JSON data)."""
 
 Path = tuple[str | int, ...]
 
@@ -71,11 +79,17 @@ def compile_expression(source: str, where: str) -> Expression:
     if len(text) > MAX_EXPRESSION:
         raise DefinitionError(f"{where}: an expression of {len(text):,} characters (at most {MAX_EXPRESSION:,})")
     try:
-        parsed = jmespath.compile(text)
-    except (JMESPathError, ValueError, TypeError, RecursionError) as exc:
+        with warnings.catch_warnings():  # jmespath's deprecated `not json` literals: refused, not guessed at
+            warnings.simplefilter("error", PendingDeprecationWarning)
+            parsed = jmespath.compile(text)
+    except (JMESPathError, ValueError, TypeError, RecursionError, PendingDeprecationWarning) as exc:
         raise DefinitionError(f"{where}: {text!r} is not a JMESPath expression: {' '.join(str(exc).split())}"
                               ) from None
     expression = Expression(text, parsed)
+    unknown = sorted(set(_functions(parsed.parsed)) - FUNCTIONS)
+    if unknown:
+        raise DefinitionError(f"{where}: {text!r} calls {', '.join(unknown)}, which JMESPath does not have (its "
+                              f"functions: {', '.join(sorted(FUNCTIONS))})")
     for path in expression.paths():
         if path and path[0] not in ROOTS:
             raise DefinitionError(f"{where}: {text!r} reads {path[0]!r}; an expression starts at one of "
@@ -219,6 +233,15 @@ def _prefix(node: Mapping[str, Any]) -> tuple[list[str | int], bool]:
     if kind in ("projection", "value_projection", "filter_projection", "flatten") and children:
         return _prefix(children[0])[0], False
     return [], False
+
+
+def _functions(node: Mapping[str, Any]) -> Iterator[str]:
+    """The names of the functions an expression's AST calls."""
+    if node.get("type") == "function_expression":
+        yield str(node.get("value"))
+    for child in node.get("children") or ():
+        if isinstance(child, Mapping):
+            yield from _functions(child)
 
 
 def root_paths(node: Mapping[str, Any]) -> Iterator[Path]:
