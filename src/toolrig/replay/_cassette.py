@@ -135,16 +135,27 @@ class Cassette:
         return ToolOutcome.failure(inv.call.id, inv.name, error, attempts=inv.attempt, repairs=inv.repairs)
 
     def _nearest(self, document: Mapping[str, Any], recorded: list[dict[str, Any]]) -> tuple[str, str]:
-        """The JSON path of the first difference from the nearest recording, and the message naming it."""
-        same_tool = [_document(i) for i in recorded if i.get("tool") == document["tool"]]
-        pool = same_tool or [_document(i) for i in recorded]
-        nearest = min(pool, key=lambda d: distance(d, document))  # the first of the nearest, in recorded order
-        found = first_difference(nearest, document)
-        where, was, now = found if found is not None else ((), None, None)
+        """The JSON path of the first difference from the nearest recording, and the message naming it.
+
+        The nearest is a recording of the same tool (fewest differing values; the first recorded of equals); the
+        first difference is looked for in the tool's version, then in its arguments.
+        """
+        tool = document["tool"]
+        same_tool = [_document(i) for i in recorded if i.get("tool") == tool]
+        if not same_tool:
+            names = ", ".join(sorted({str(i.get("tool")) for i in recorded}))
+            return "$.tool", (f"no recording of any call to {tool!r} in the cassette {self.path} (it holds calls to "
+                              f"{names})")
+        nearest = min(same_tool, key=lambda d: distance(d, document))
+        if nearest["version"] != document["version"]:
+            where: tuple[str | int, ...] = ("version",)
+            was, now = nearest["version"], document["version"]
+        else:
+            found = first_difference(nearest["arguments"], document["arguments"], ("arguments",))
+            where, was, now = found if found is not None else (("arguments",), None, None)
         path = json_path(where)
-        what = f"this call to {document['tool']!r}" if same_tool else f"any call to {document['tool']!r}"
-        return path, (f"no recording of {what} in the cassette {self.path}: the nearest recording differs at "
-                      f"{path} (recorded {shown(was)}, called with {shown(now)})")
+        return path, (f"no recording of this call to {tool!r} in the cassette {self.path}: the nearest recording "
+                      f"differs at {path} (recorded {shown(was)}, called with {shown(now)})")
 
     def __repr__(self) -> str:
         return f"Cassette({str(self.path)!r}, mode={self.mode!r})"
