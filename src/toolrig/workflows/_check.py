@@ -181,7 +181,9 @@ class _Checker:
             return
         import jsonschema_rs
 
-        partial = {**schema, "required": []}
+        partial = {**schema, "required": []}  # missing and unknown names are reported on their own
+        if partial.get("additionalProperties") is False:
+            partial["additionalProperties"] = True
         try:
             errors = list(jsonschema_rs.validator_for(partial).iter_errors(dict(literal)))
         except (ValueError, TypeError, jsonschema_rs.ValidationError):
