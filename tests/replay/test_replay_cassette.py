@@ -42,7 +42,7 @@ async def record_weather(path: Path, cities: tuple[str, ...] = ("Oslo",)) -> lis
             return [await weather_flow().run(rt, {"city": c}) for c in cities]
 
 
-@pytest.mark.parametrize("suffix", ["yaml", "jsonl"])
+@pytest.mark.parametrize("suffix", ["yaml", "jsonl", "json"])
 async def test_a_recorded_three_step_workflow_replays_offline_with_no_tool_body_run(tmp_path: Path,
                                                                                     suffix: str) -> None:
     path = tmp_path / f"weather.{suffix}"
@@ -91,7 +91,7 @@ async def test_a_changed_version_is_a_miss_at_version(tmp_path: Path) -> None:
 
 
 async def test_a_secret_argument_never_reaches_the_cassette(tmp_path: Path) -> None:
-    for suffix in ("yaml", "jsonl"):
+    for suffix in ("yaml", "jsonl", "json"):
         path = tmp_path / f"secret.{suffix}"
         await record_weather(path)
         text = path.read_text()
@@ -246,3 +246,32 @@ async def test_a_recording_that_cannot_be_read_is_a_miss_not_a_crash(tmp_path: P
     async with Runtime(TOOLS, audit=False, recorder=Cassette(path, mode="replay")) as rt:
         out = await rt.call(ToolCall(name="tick", arguments={"label": "x"}))
     assert out.error is not None and out.error.kind is ErrorKind.REPLAY_MISS and "record it" in out.error.message
+
+
+async def test_a_secret_argument_echoed_by_the_tool_or_marked_secret_by_its_schema_is_never_kept(
+        tmp_path: Path) -> None:
+    from pydantic import SecretStr
+
+    from toolrig import tool
+
+    @tool(permission="readonly")
+    def login(user: str, password: str) -> str:
+        """Log in (and say too much)."""
+        return f"logged in {user} with {password}"
+
+    @tool(permission="readonly")
+    def connect(host: str, credential: SecretStr) -> dict[str, Any]:
+        """Connect with a credential the schema marks secret."""
+        return {"host": host, "used": credential.get_secret_value()}
+
+    path = tmp_path / "secrets.jsonl"
+    async with Runtime([login, connect], audit=False, recorder=Cassette(path, mode="record")) as rt:
+        said = await rt.call(ToolCall(name="login", arguments={"user": "ann", "password": "hunter2-horse"}))
+        used = await rt.call(ToolCall(name="connect", arguments={"host": "db", "credential": "plain-credential-9"}))
+    assert said.ok and used.ok
+    text = path.read_text()
+    assert "hunter2-horse" not in text and "plain-credential-9" not in text
+    assert "logged in ann with [REDACTED]" in text
+    async with Runtime([login, connect], audit=False, recorder=Cassette(path, mode="replay")) as rt:
+        again = await rt.call(ToolCall(name="login", arguments={"user": "ann", "password": "hunter2-horse"}))
+    assert again.ok and again.content == "logged in ann with [REDACTED]"

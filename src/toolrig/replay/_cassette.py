@@ -29,7 +29,14 @@ from typing import Any, Literal, get_args
 
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.replay._codec import call_document, canonical_key, lane_of, outcome_from_data, outcome_to_data
+from toolrig.replay._codec import (
+    call_document,
+    canonical_key,
+    lane_of,
+    outcome_from_data,
+    outcome_to_data,
+    redacted_arguments,
+)
 from toolrig.replay._diff import distance, first_difference, json_path, shown
 from toolrig.replay._file import append_interaction, read_cassette
 from toolrig.runtime import CallNext, Invocation
@@ -85,7 +92,8 @@ class Cassette:
 
     async def record(self, inv: Invocation, invoke: CallNext) -> ToolOutcome:
         """The outcome of ``inv``: replayed, or run by ``invoke`` and recorded (see the module docstring)."""
-        document = call_document(inv, self.redactor)
+        arguments, secrets = redacted_arguments(inv, self.redactor)
+        document = call_document(inv, arguments)
         key = canonical_key(document)
         if self.mode != "record":
             found = self._take(key, lane_of(inv))
@@ -94,7 +102,7 @@ class Cassette:
             if self.mode == "replay":
                 return self._miss(inv, document, key)
         outcome = await invoke(inv)
-        self._keep({**document, "lane": lane_of(inv), "outcome": outcome_to_data(outcome, self.redactor)})
+        self._keep({**document, "lane": lane_of(inv), "outcome": outcome_to_data(outcome, self.redactor, secrets)})
         return outcome
 
     def _take(self, key: str, lane: str) -> dict[str, Any] | None:

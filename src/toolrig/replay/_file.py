@@ -1,4 +1,5 @@
-"""Cassette files: versioned, human-readable YAML (``.yaml`` / ``.yml``) or JSON lines (``.jsonl``).
+"""Cassette files: versioned, human-readable YAML (``.yaml`` / ``.yml``, and any other suffix), JSON lines
+(``.jsonl``) or one JSON document (``.json``, the same shape as the YAML).
 
 YAML::
 
@@ -41,6 +42,10 @@ def _is_lines(path: Path) -> bool:
     return path.suffix.lower() in (".jsonl", ".ndjson")
 
 
+def _is_json(path: Path) -> bool:
+    return path.suffix.lower() == ".json"
+
+
 def _checked(header: Any, path: Path) -> None:
     version = header.get(_HEADER) if isinstance(header, Mapping) else None
     if not isinstance(version, int) or isinstance(version, bool):
@@ -70,7 +75,7 @@ def read_cassette(path: Path) -> list[dict[str, Any]]:
             lines = [json.loads(line) for line in text.splitlines() if line.strip()]
             header, items = lines[0], lines[1:]
         else:
-            header = yaml.safe_load(text)
+            header = json.loads(text) if _is_json(path) else yaml.safe_load(text)
             items = header.get("interactions") if isinstance(header, Mapping) else None
     except (ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"the cassette {path} cannot be parsed: {exc}") from None
@@ -112,6 +117,9 @@ def write_cassette(path: Path, interactions: Sequence[Mapping[str, Any]]) -> Non
         _replace(path, "\n".join(lines) + "\n")
         return
     document = {_HEADER: FORMAT_VERSION, "interactions": [dict(i) for i in interactions]}
+    if _is_json(path):
+        _replace(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
     _replace(path, yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120))
 
 
