@@ -13,7 +13,7 @@ import pytest
 import yaml
 from replay_tools import RUNS, TOOLS, local_server, network_blocked
 
-from toolrig import CallContext, ErrorKind, Runtime, ToolCall
+from toolrig import ErrorKind, Runtime, ToolCall
 from toolrig import workflows as wf
 from toolrig.errors import ConfigError
 from toolrig.replay import FORMAT_VERSION, Cassette, read_cassette
@@ -160,7 +160,7 @@ async def test_a_hundred_concurrent_replays_give_identical_results(tmp_path: Pat
     with network_blocked():
         async with Runtime(TOOLS, audit=False, recorder=Cassette(path, mode="replay")) as rt:
             async def replay(i: int) -> None:
-                run = await weather_flow().run(rt, {"city": ("Oslo", "Lima")[i % 2]}, context=CallContext(user=str(i)))
+                run = await weather_flow().run(rt, {"city": ("Oslo", "Lima")[i % 2]})  # one user, one runtime
                 results[i] = (run.status, run.output, {k: s.output for k, s in run.steps.items()})
 
             async with anyio.create_task_group() as tg:

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from flow_tools import RELEASE, TOOLS, counted
 
-from toolrig import CallContext, Policy, Runtime
+from toolrig import CallContext, Policy, Runtime, ToolCall
 from toolrig import workflows as wf
 from toolrig.audit import AuditLog
 from toolrig.errors import ArgumentsError, DefinitionError
@@ -251,8 +251,6 @@ async def test_an_unknown_tool_fails_its_step_as_not_found() -> None:
 
 
 async def test_each_step_gets_the_run_id_and_step_id_in_its_context() -> None:
-    from toolrig import ToolCall
-
     seen: list[tuple[str | None, str | None, str | None]] = []
 
     class Spy:
@@ -277,3 +275,14 @@ def test_two_steps_with_the_same_id_are_a_definition_error() -> None:
                                     wf.parallel("p", wf.step("dup", "echo", text="b"))])
     with pytest.raises(DefinitionError, match="'x'"):
         wf.Workflow("fallback", steps=[wf.step("x", "echo", text="a", on_error=wf.step("x", "echo", text="b"))])
+
+
+async def test_running_a_workflow_again_and_again_is_not_a_loop(counters: Path) -> None:
+    """The loop guard counts identical calls per workflow run: ten runs by one user are ten runs, not a loop."""
+    flow = wf.Workflow("again", steps=[wf.step("s", "add", a=1, b=1)])
+    async with runtime() as rt:
+        runs = [await flow.run(rt, context=CallContext(user="same")) for _ in range(10)]
+        plain = [await rt.call(ToolCall(name="add", arguments={"a": 1, "b": 1}), CallContext(user="same"))
+                 for _ in range(6)]
+    assert all(r.status == "ok" for r in runs) and counted(counters, "add") == 10 + 4
+    assert plain[-1].error is not None and plain[-1].error.kind.value == "loop_detected"  # a model repeating itself
