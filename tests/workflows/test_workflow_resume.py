@@ -267,3 +267,52 @@ async def _journal_round_trip(url: str, tmp_path: Path, counters: Path) -> None:
     runs = await journal.runs()
     await journal.aclose()
     assert [r.run_id for r in runs][:1] == [run.run_id] and runs[0].status == "ok"
+
+
+async def test_a_crash_inside_a_parallel_keeps_every_branch_that_finished(tmp_path: Path, counters: Path) -> None:
+    """Each branch is journaled as it ends: after a SIGKILL mid-parallel, a resume reruns none that finished."""
+    journal, marker = tmp_path / "runs.db", tmp_path / "running"
+    script = tmp_path / "fan.py"
+    script.write_text(f"""
+import sys, anyio
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from flow_tools import TOOLS
+from toolrig import Runtime
+from toolrig import workflows as wf
+
+flow = wf.Workflow("fan", steps=[
+    wf.parallel("p", wf.step("one", "search", city="Oslo"), wf.step("two", "store", key="k", value=2),
+                wf.step("hold", "block", marker={str(marker)!r}), mode="settled"),
+    wf.step("after", "echo", text="${{steps.one.output.count}}"),
+])
+
+async def main():
+    async with Runtime(TOOLS, audit=False) as rt:
+        await flow.run(rt, journal={str(journal)!r}, run_id="fan")
+
+anyio.run(main)
+""")
+    process = await anyio.open_process([sys.executable, str(script)])
+    try:
+        with anyio.fail_after(60):
+            while True:
+                loaded = None
+                if journal.exists():
+                    opened = wf.open_journal(journal)
+                    assert opened is not None
+                    loaded = await opened.load("fan")
+                    await opened.aclose()
+                states = {k: r.state for k, r in loaded[1].items()} if loaded else {}
+                if marker.exists() and states.get("one") == states.get("two") == "finished":
+                    break
+                await anyio.sleep(0.05)
+        process.kill()
+        await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+    async with Runtime(TOOLS, audit=False) as rt:
+        run = await wf.resume(rt, "fan", journal=journal, approvals=tmp_path / "queue.db")
+    assert run.steps["one"].from_journal and run.steps["two"].from_journal
+    assert run.steps["hold"].status == "waiting_approval" and run.status == "waiting_approval"
+    assert counted(counters, "search") == 1 and counted(counters, "store") == 1 and counted(counters, "block") == 1

@@ -140,7 +140,7 @@ class _Checker:
         if target not in self.flow.step_ids():
             close = [s for s in self.flow.step_ids() if s.lower() == target.lower()]
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            self.add(step.id, "unknown_step", f"{source!r} reads step {target!r}, which does not exist{hint}")
+            self.add(step.id, "unknown_step", f"{source!r} reads unknown step {target!r}: no step has that id{hint}")
         elif target in concurrent:
             self.add(step.id, "parallel_step", f"{source!r} reads step {target!r}, which runs at the same time "
                                                "(a parallel sibling): its output is not there yet")
@@ -152,13 +152,14 @@ class _Checker:
             self.add(step.id, "self_reference", f"{source!r} reads step {target!r}, which has not finished when "
                                                 f"step {step.id!r} needs it")
         else:
-            self.add(step.id, "later_step", f"{source!r} reads step {target!r}, which runs later")
+            self.add(step.id, "later_step", f"{source!r} reads step {target!r}, which comes later (it has not run yet "
+                                            f"when step {step.id!r} runs)")
 
     # -- tools and arguments ----------------------------------------------------------------------------
     def tool(self, step: ToolStep, loops: tuple[str, ...]) -> None:
         tool: BaseTool | None = self.get(step.tool)
         if tool is None:
-            self.add(step.id, "unknown_tool", f"no tool {step.tool!r}")
+            self.add(step.id, "unknown_tool", f"unknown tool {step.tool!r}: the toolset has no tool of that name")
             return
         schema = tool.spec.input_schema
         properties = schema.get("properties") or {}

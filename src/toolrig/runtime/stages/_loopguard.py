@@ -1,10 +1,10 @@
 """Stage: notice a model calling the same tool with the same arguments over and over.
 
 Identical calls (same tool, same canonical arguments, same session and user, and the same workflow run
-for a workflow's steps: a run repeated is not a model repeating itself) are counted in a sliding window. From ``warn_after`` on, the call still runs but its content gets a note and
-``meta["loop_warning"]``; from ``block_after`` on, the call is refused with ``loop_detected``.
-A tool opts out with ``metadata={"loop_guard": False}`` (e.g. a status poll), or by name in
-``exempt``.
+for a workflow's steps: a run repeated is not a model repeating itself) are counted in a sliding window.
+From ``warn_after`` on, the call still runs but its content gets a note and ``meta["loop_warning"]``;
+from ``block_after`` on, the call is refused with ``loop_detected``. A tool opts out with
+``metadata={"loop_guard": False}`` (e.g. a status poll), or by name in ``exempt``.
 """
 
 from __future__ import annotations
