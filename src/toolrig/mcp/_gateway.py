@@ -98,10 +98,10 @@ class Gateway:
                                state=self._state(), state_failure=runtime.get("state_failure", "open"),
                                policy=self.policy.as_stage(),
                                approval=approval if approval is not None else self._approval())
-        for workflow in self.workflows:
-            workflow.bind(self.runtime)
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
+        for workflow in self.workflows:  # served workflows run their steps on this runtime
+            workflow.bind(self.runtime)
 
     # -- upstream servers ----------------------------------------------------------------------------
     def _upstreams(self, ask: LaunchAsker | None, errlog: Any) -> MCPServers | None:

@@ -103,13 +103,13 @@ class GatewayConfig:
     serve: dict[str, Any] = field(default_factory=dict)
     mcp: dict[str, Any] = field(default_factory=dict)
     tools: dict[str, Any] = field(default_factory=dict)
+    workflows: dict[str, Any] = field(default_factory=dict)
     builtins: dict[str, Any] | None = None
     policy: dict[str, Any] | None = None
     approvals: dict[str, Any] = field(default_factory=dict)
     runtime: dict[str, Any] = field(default_factory=dict)
     scan: dict[str, Any] = field(default_factory=dict)
     pins: dict[str, Any] = field(default_factory=dict)
-    workflows: dict[str, Any] = field(default_factory=dict)
     base: Path = field(default_factory=Path.cwd)
     source: str = "(defaults)"
 
@@ -162,9 +162,10 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
     return GatewayConfig(
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
+        workflows=sections.get("workflows", {}),
         builtins=sections.get("builtins"), policy=sections.get("policy"), approvals=sections.get("approvals", {}),
         runtime=sections.get("runtime", {}), scan=sections.get("scan", {}), pins=sections.get("pins", {}),
-        workflows=sections.get("workflows", {}), base=base, source=source)
+        base=base, source=source)
 
 
 def load_gateway_config(path: str | Path | None) -> GatewayConfig:
