@@ -91,11 +91,12 @@ class _Progress:
 
     def table(self) -> Table:
         table = Table(show_edge=False, pad_edge=False)
-        for column in ("step", "tool", "status", "ms", "output / message"):
-            table.add_column(column, overflow="ellipsis", no_wrap=True, max_width=60)
+        for column in ("step", "tool", "status", "ms"):  # whole; the output or message gets what is left
+            table.add_column(column, no_wrap=True, justify="right" if column == "ms" else "left")
+        table.add_column("output / message", overflow="ellipsis")
         for key, (tool, status, ms, detail) in self.rows.items():
             table.add_row(Text(sanitize(key)), Text(sanitize(tool)), Text(status, style=_STYLES.get(status, "")),
-                          ms, Text(sanitize(detail)[:200]))
+                          ms, Text(" ".join(sanitize(detail)[:300].split()), no_wrap=True, overflow="ellipsis"))
         return table
 
     def __call__(self, key: str, tool: str | None, run: StepRun | None) -> None:
