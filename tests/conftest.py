@@ -42,5 +42,7 @@ def _audit_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     """Runtimes built with the default audit destination, and the vector cache, write to temp dirs, not the user's."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TOOLRIG_AUDIT", str(tmp_path_factory.mktemp("audit") / "audit.db"))
+        mp.setenv("TOOLRIG_JOURNAL", str(tmp_path_factory.mktemp("journal") / "workflows.db"))  # workflow runs
+        mp.setenv("TOOLRIG_APPROVALS", str(tmp_path_factory.mktemp("approvals") / "approvals.db"))
         mp.setenv("TOOLRIG_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))  # embedding vectors
         yield

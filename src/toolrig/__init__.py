@@ -60,7 +60,7 @@ _LAZY = {
 }
 _SUBMODULES = frozenset({
     "audit", "builtins", "cli", "discovery", "errors", "fencing", "guards", "loading", "policy", "providers", "redact",
-    "registry", "runtime", "sandbox", "state", "toolsets",
+    "registry", "replay", "runtime", "sandbox", "state", "toolsets", "workflows",
 })
 
 

@@ -73,6 +73,10 @@ class CallContext:
         deps: one dependency object for ``Injected`` parameters, matched by type.
         metadata: anything else (request ids, tenant, ...).
         progress: receives progress reports from the tool.
+        run_id: the workflow run this call is a step of (:mod:`toolrig.workflows`; kept in its audit row).
+        step_id: the step of that run (kept in the audit row too).
+        approver: asked instead of the runtime's approval handler when this call needs approval (the same
+            ``(call, context, reason)`` signature; e.g. a workflow step approved in the queue before it resumed).
     """
 
     user: str | None = None
@@ -87,6 +91,9 @@ class CallContext:
     deps: Any = None
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     progress: ProgressCallback | None = None
+    run_id: str | None = None
+    step_id: str | None = None
+    approver: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         # Private read-only copies: whoever built the context cannot change it behind a running call.

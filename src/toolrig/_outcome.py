@@ -34,6 +34,8 @@ class ErrorKind(StrEnum):
     OUTPUT_TOO_LARGE = "output_too_large"
     UNAVAILABLE = "unavailable"
     INTERNAL_ERROR = "internal_error"
+    REPLAY_MISS = "replay_miss"
+    """A replaying recorder (:mod:`toolrig.replay`) holds no recording of this call; nothing ran."""
 
 
 _RETRYABLE = frozenset({ErrorKind.RATE_LIMITED, ErrorKind.TIMEOUT, ErrorKind.CIRCUIT_OPEN, ErrorKind.RETRY_REQUESTED})
@@ -60,6 +62,19 @@ class ToolError:
         """Plain form."""
         return {"kind": self.kind.value, "message": self.message, "retryable": self.retryable,
                 "details": dict(self.details)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolError:
+        """The error :meth:`to_dict` gave ``data`` for.
+
+        Raises:
+            ValueError: ``data`` is not that form (an unknown kind, a field of the wrong type).
+        """
+        details = data.get("details") or {}
+        if not isinstance(data.get("message"), str) or not isinstance(details, Mapping):
+            raise ValueError("an error needs a string message and an object of details")
+        return cls(kind=ErrorKind(str(data.get("kind"))), message=data["message"],
+                   retryable=data.get("retryable") is True, details=dict(details))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +143,26 @@ class ToolOutcome:
             "attempts": self.attempts, "duration_ms": round(self.duration_ms, 3),
             "truncated": self.truncated, "repairs": list(self.repairs), "meta": dict(self.meta),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolOutcome:
+        """The outcome :meth:`to_dict` gave ``data`` for (without its exception, which is never serialised).
+
+        Raises:
+            ValueError: ``data`` is not that form.
+        """
+        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+            raise ValueError("an outcome must be an object with a string name")
+        result, error, meta = data.get("result"), data.get("error"), data.get("meta") or {}
+        repairs = data.get("repairs") or ()
+        if not isinstance(meta, Mapping) or not isinstance(repairs, list | tuple):
+            raise ValueError("an outcome's meta must be an object and its repairs a list")
+        return cls(call_id=str(data.get("call_id", "")), name=data["name"], ok=data.get("ok") is True,
+                   content=str(data.get("content", "")),
+                   result=None if result is None else ToolResult.from_dict(result),
+                   error=None if error is None else ToolError.from_dict(error),
+                   attempts=int(data.get("attempts") or 0), duration_ms=float(data.get("duration_ms") or 0.0),
+                   truncated=data.get("truncated") is True, repairs=tuple(str(r) for r in repairs), meta=dict(meta))
 
 
 _PLAN = RecordPlan(ToolOutcome, factories={"meta": dict})

@@ -20,6 +20,7 @@ defined here, under :class:`ToolrigError`. The tree::
     ├── ResultConversionError    a tool returned a value with no JSON form and no text of its own
     ├── StateUnavailable         the shared-state store (Redis, ...) cannot be reached
     ├── EmbeddingError           an embedding model cannot be loaded or gave unusable vectors (discovery)
+    ├── WorkflowError            a workflow run cannot be resumed or journaled (unknown run, changed workflow)
     ├── ExecutionError           the machinery running a tool body failed (not the body itself)
     │   ├── CallTimeoutError     the runtime's deadline for one attempt passed
     │   ├── ExecutorBusyError    no capacity left to run the body now (retryable)
@@ -99,6 +100,7 @@ __all__ = [
     "URLDenied",
     "VersionConflictError",
     "WorkerDiedError",
+    "WorkflowError",
     "describe_exit",
 ]
 
@@ -188,6 +190,11 @@ class StateUnavailable(ToolrigError):
 class EmbeddingError(ToolrigError):
     """An embedder could not be loaded (the ``embeddings`` extra is missing, a file fails its checksum) or
     returned unusable vectors (wrong shape, not finite)."""
+
+
+class WorkflowError(ToolrigError):
+    """A workflow run cannot be resumed or journaled: an unknown run id, a workflow that is not the one the run
+    started with, a journal that cannot be reached or read (toolrig.workflows)."""
 
 
 class ExecutionError(ToolrigError):

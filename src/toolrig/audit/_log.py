@@ -26,7 +26,7 @@ class AuditLog:
     def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
               since: Since | None = None, limit: int | None = 100, agent: str | None = None,
               session: str | None = None, call_id: str | None = None,
-              status: str | None = None) -> list[AuditRecord]:
+              status: str | None = None, run_id: str | None = None) -> list[AuditRecord]:
         """Rows matching every given filter, newest first.
 
         Args:
@@ -39,6 +39,7 @@ class AuditLog:
             session: the call context's session.
             call_id: the tool call id.
             status: ``"started"`` or ``"completed"``.
+            run_id: the workflow run (:mod:`toolrig.workflows`) the calls were steps of.
 
         Raises:
             FileNotFoundError: there is no audit database at ``path``.
@@ -48,7 +49,7 @@ class AuditLog:
         conn = connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             return query_records(conn, tool=tool, user=user, kind=kind, since=since, limit=limit, agent=agent,
-                                 session=session, call_id=call_id, status=status)
+                                 session=session, call_id=call_id, status=status, run_id=run_id)
         finally:
             conn.close()
 

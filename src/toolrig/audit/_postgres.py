@@ -20,7 +20,7 @@ from toolrig.errors import ConfigError
 __all__ = ["PostgresSink"]
 
 _COLUMNS = ("id", "call_id", "time", "user_name", "agent", "session", "tool", "version", "arguments", "decision",
-            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta")
+            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta", "run_id", "step_id")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {table} (
     seq BIGSERIAL PRIMARY KEY,
@@ -37,9 +37,13 @@ CREATE TABLE IF NOT EXISTS {table} (
 CREATE INDEX IF NOT EXISTS {table}_time ON {table} (time);
 CREATE INDEX IF NOT EXISTS {table}_tool_time ON {table} (tool, time);
 CREATE INDEX IF NOT EXISTS {table}_user_time ON {table} (user_name, time);
+ALTER TABLE {table} ADD COLUMN IF NOT EXISTS run_id TEXT;
+ALTER TABLE {table} ADD COLUMN IF NOT EXISTS step_id TEXT;
+CREATE INDEX IF NOT EXISTS {table}_run_id ON {table} (run_id);
 """
+# run_id and step_id were added after the first schema: a table made before gains them (old rows keep NULL).
 _FILTERS = {"tool": "tool", "user": "user_name", "kind": "kind", "agent": "agent", "session": "session",
-            "call_id": "call_id", "status": "status"}
+            "call_id": "call_id", "status": "status", "run_id": "run_id"}
 
 
 def _json(value: Any) -> str | None:
@@ -50,7 +54,7 @@ def _row(r: AuditRecord) -> tuple[Any, ...]:
     arguments = r.arguments_json if r.arguments_json is not None else _json(r.arguments)
     return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, arguments, _json(r.decision),
             r.status, r.ok, r.kind, r.error, r.duration_ms, r.attempts,
-            _json(list(r.repairs)) if r.repairs else None, _json(dict(r.meta)) if r.meta else None)
+            _json(list(r.repairs)) if r.repairs else None, _json(dict(r.meta)) if r.meta else None, r.run_id, r.step_id)
 
 
 class PostgresSink:
@@ -120,11 +124,11 @@ class PostgresSink:
 
     def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
               since: Since | None = None, limit: int | None = 100, agent: str | None = None,
-              session: str | None = None, call_id: str | None = None, status: str | None = None
-              ) -> list[AuditRecord]:
+              session: str | None = None, call_id: str | None = None, status: str | None = None,
+              run_id: str | None = None) -> list[AuditRecord]:
         """Rows matching every given filter, newest first."""
         values = {"tool": tool, "user": user, "kind": kind, "agent": agent, "session": session, "call_id": call_id,
-                  "status": status}
+                  "status": status, "run_id": run_id}
         where = [f"{_FILTERS[k]} = %s" for k, v in values.items() if v is not None]
         params: list[Any] = [v for v in values.values() if v is not None]
         if since is not None:
@@ -152,8 +156,8 @@ class PostgresSink:
 
 def _record(row: Sequence[Any]) -> AuditRecord:
     (rid, call_id, time, user, agent, session, tool, version, arguments, decision, status, ok, kind, error,
-     duration_ms, attempts, repairs, meta) = row
+     duration_ms, attempts, repairs, meta, run_id, step_id) = row
     return AuditRecord(id=rid, call_id=call_id, time=time, user=user, agent=agent, session=session, tool=tool,
                        version=version, arguments=arguments, decision=decision, status=status, ok=ok, kind=kind,
                        error=error, duration_ms=duration_ms, attempts=attempts, repairs=tuple(repairs or ()),
-                       meta=meta or {})
+                       meta=meta or {}, run_id=run_id, step_id=step_id)

@@ -6,13 +6,14 @@ the call path: the audit stage only hands over references to the frozen call, co
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ParamSpec
 
 from toolrig._calls import ToolCall
 from toolrig._context import CallContext
@@ -31,6 +32,7 @@ COMPLETED = "completed"
 """Status of a row whose call finished (successfully or not)."""
 
 _META_KEYS = ("cache", "stale", "fence")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +56,8 @@ class AuditRecord:
         error: the error message, after redaction.
         duration_ms: time spent in the runtime.
         attempts: attempts made (retries included).
+        run_id: the workflow run the call was a step of (from the call context), else None.
+        step_id: the step of that run, else None.
         repairs: argument repairs applied.
         meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``), and ``client_name``: the name
             an MCP client gave itself (``clientInfo.name``; self-declared, so recorded apart from ``agent``).
@@ -77,6 +81,8 @@ class AuditRecord:
     attempts: int | None = None
     repairs: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    step_id: str | None = None
     arguments_json: str | None = field(default=None, compare=False, repr=False)
     """``arguments`` as JSON text when already known (the text the model sent, when redaction changed
     nothing), so a sink need not encode it again; None otherwise. Not part of equality or :meth:`to_dict`."""
@@ -233,6 +239,27 @@ def new_row_id() -> str:
     return f"{_now_ns():016x}{_bits(32):08x}"
 
 
+def _optional(text: str | None) -> str | None:
+    """A workflow run or step id as stored (capped like names), None outside workflow runs."""
+    return None if text is None else _name(text)
+
+
+def _carries_run(build: Callable[P, AuditRecord]) -> Callable[P, AuditRecord]:
+    """``build`` (a record builder whose fourth argument is the call's context) with the record also carrying the
+    context's workflow run and step, when it has them."""
+
+    @functools.wraps(build)
+    def built(*args: P.args, **kwargs: P.kwargs) -> AuditRecord:
+        record = build(*args, **kwargs)
+        ctx = kwargs.get("ctx", args[3] if len(args) > 3 else None)
+        if not isinstance(ctx, CallContext) or (ctx.run_id is None and ctx.step_id is None):
+            return record
+        return replace(record, run_id=_optional(ctx.run_id), step_id=_optional(ctx.step_id))
+
+    return built
+
+
+@_carries_run
 def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext,
                    redactor: Redactor) -> AuditRecord:
     """The row written before the tool runs (strict mode)."""
@@ -242,6 +269,7 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
                        meta=_client_facts(ctx), arguments_json=text)
 
 
+@_carries_run
 def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
                      duration_ms: float, redactor: Redactor) -> AuditRecord:
     """The final row of a call, from its outcome."""
@@ -268,6 +296,7 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
         "arguments_json": text})
 
 
+@_carries_run
 def fallback_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome | None,
                     *, problem: BaseException) -> AuditRecord:
     """The row written when the usual row could not be built: what is certain, and why the rest is missing."""

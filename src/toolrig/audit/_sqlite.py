@@ -19,14 +19,16 @@ from typing import Any
 from toolrig.audit._record import AuditRecord
 from toolrig.errors import ConfigError
 
-__all__ = ["Since", "SqliteSink", "connect", "query_records"]
+__all__ = ["Since", "SqliteSink", "connect", "migrate", "query_records"]
 
 Since = float | datetime | timedelta
 """A lower bound on the call time: epoch seconds, a datetime, or a timedelta back from now."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _COLUMNS = ("id", "call_id", "time", "user", "agent", "session", "tool", "version", "arguments", "decision",
-            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta")
+            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta", "run_id", "step_id")
+_ADDED = (("run_id", "TEXT"), ("step_id", "TEXT"))
+"""Columns added since version 1 (a log written by an older toolrig gains them when opened; old rows keep NULL)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY,
@@ -62,7 +64,8 @@ def _row(r: AuditRecord) -> tuple[Any, ...]:
     arguments = r.arguments_json if r.arguments_json is not None else _dumps(r.arguments)
     return (r.id, r.call_id, r.time, r.user, r.agent, r.session, r.tool, r.version, arguments,
             _dumps(r.decision), r.status, None if r.ok is None else int(r.ok), r.kind, r.error, r.duration_ms,
-            r.attempts, _dumps(list(r.repairs)) if r.repairs else None, _dumps(dict(r.meta)) if r.meta else None)
+            r.attempts, _dumps(list(r.repairs)) if r.repairs else None, _dumps(dict(r.meta)) if r.meta else None,
+            r.run_id, r.step_id)
 
 
 def _record(row: sqlite3.Row) -> AuditRecord:
@@ -75,7 +78,14 @@ def _record(row: sqlite3.Row) -> AuditRecord:
         session=row["session"], tool=row["tool"], version=row["version"], arguments=load("arguments"),
         decision=load("decision"), status=row["status"], ok=None if row["ok"] is None else bool(row["ok"]),
         kind=row["kind"], error=row["error"], duration_ms=row["duration_ms"], attempts=row["attempts"],
-        repairs=tuple(load("repairs") or ()), meta=load("meta") or {})
+        repairs=tuple(load("repairs") or ()), meta=load("meta") or {},
+        **{c: row[c] for c in _added(row)})
+
+
+def _added(row: sqlite3.Row) -> list[str]:
+    """The columns of :data:`_ADDED` a row has (a read-only log written by an older toolrig lacks them)."""
+    names = set(row.keys())
+    return [c for c, _ in _ADDED if c in names]
 
 
 def _since_epoch(since: Since) -> float:
@@ -89,24 +99,35 @@ def _since_epoch(since: Since) -> float:
 def query_records(conn: sqlite3.Connection, *, tool: str | None = None, user: str | None = None,
                   kind: str | None = None, since: Since | None = None, limit: int | None = 100,
                   agent: str | None = None, session: str | None = None, call_id: str | None = None,
-                  status: str | None = None) -> list[AuditRecord]:
+                  status: str | None = None, run_id: str | None = None) -> list[AuditRecord]:
     """Rows matching every given filter, newest first (see :meth:`AuditLog.query`)."""
     where: list[str] = []
     params: list[Any] = []
     for column, value in (("tool", tool), ("user", user), ("kind", kind), ("agent", agent),
-                          ("session", session), ("call_id", call_id), ("status", status)):
+                          ("session", session), ("call_id", call_id), ("status", status), ("run_id", run_id)):
         if value is not None:
             where.append(f"{column} = ?")
             params.append(value)
     if since is not None:
         where.append("time >= ?")
         params.append(_since_epoch(since))
+    if run_id is not None and "run_id" not in {row[1] for row in conn.execute("PRAGMA table_info(audit)")}:
+        return []  # a log no newer toolrig has written to: it holds no workflow steps
     sql = "SELECT * FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY time DESC, seq DESC"
     if limit is not None:
         sql += " LIMIT ?"
         params.append(max(0, int(limit)))
     conn.row_factory = sqlite3.Row
     return [_record(r) for r in conn.execute(sql, params)]
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Add the columns an older log lacks (:data:`_ADDED`), and their index."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(audit)")}
+    for column, kind in _ADDED:
+        if column not in present:
+            conn.execute(f"ALTER TABLE audit ADD COLUMN {column} {kind}")
+    conn.execute("CREATE INDEX IF NOT EXISTS audit_run_id ON audit (run_id)")
 
 
 def connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
@@ -137,6 +158,7 @@ class SqliteSink:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)
+            migrate(conn)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._conn = conn
         return self._conn

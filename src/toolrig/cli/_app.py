@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli._policy",
     "toolrig.cli._search",
     "toolrig.cli._pins",
+    "toolrig.cli._workflow",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 

@@ -60,6 +60,7 @@ def _row(record: AuditRecord, today: object) -> dict[str, Text]:
     kind = record.kind or record.status
     style = "green" if kind == "ok" else "yellow" if kind == "started" else "red"
     detail = record.error if record.error else _arguments_text(record)
+    detail = f"run {record.run_id} step {record.step_id}: {detail}" if record.run_id else detail
     return {"time": Text(when), "tool": Text(" ".join(sanitize(tool).split())), "kind": Text(kind, style=style),
             "user": Text(_clip(record.user or "-", 24)),
             "ms": Text("-" if record.duration_ms is None else f"{record.duration_ms:.1f}"),
@@ -117,6 +118,7 @@ def audit_command(
         "--kind", "-k", help="Only this outcome: ok, or an error kind such as timeout or denied.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Only calls made by this agent.")] = None,
     session: Annotated[str | None, typer.Option("--session", help="Only calls of this session.")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only the steps of this workflow run (its run id).")] = None,
     since: Annotated[str | None, typer.Option(
         "--since", help="Only calls since a duration back (30m, 2h, 7d) or an ISO date/time.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most N rows.")] = 50,
@@ -130,7 +132,7 @@ def audit_command(
         fail(str(exc), code=2)
     try:
         records = AuditLog(path).query(tool=tool, user=user, kind=kind, agent=agent, session=session,
-                                       since=since_value, limit=limit)
+                                       since=since_value, limit=limit, run_id=run)
     except FileNotFoundError:
         fail(f"no audit log at {path} (calls are recorded there once a Runtime with audit on has run)")
     except Exception as exc:  # a locked, corrupt or foreign database

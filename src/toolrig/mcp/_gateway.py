@@ -47,6 +47,7 @@ from toolrig.toolsets import FunctionToolset, Toolset
 
 if TYPE_CHECKING:
     from toolrig.sandbox import Sandbox
+    from toolrig.workflows import WorkflowTool
 
 __all__ = ["Gateway", "LaunchAsker", "builtin_root"]
 
@@ -92,7 +93,10 @@ class Gateway:
         mode = pins_section.get("mode", "tofu")
         if mode not in ("tofu", "approve"):
             raise MCPConfigError(f"[pins] mode must be 'tofu' or 'approve', got {mode!r}")
-        self.toolset = GatewayToolset(local=self._local(), upstreams=self.upstreams, pins=self.pins, pin_mode=mode,
+        local = self._local()
+        self.workflows = _workflow_tools(config, local)  # run on this gateway's runtime, bound below
+        self.toolset = GatewayToolset(local=[*local, *([FunctionToolset(self.workflows)] if self.workflows else [])],
+                                      upstreams=self.upstreams, pins=self.pins, pin_mode=mode,
                                       quarantine=bool(scan.get("quarantine", True)),
                                       allow_flagged=scan.get("allow", ()))
         self.content: UpstreamContent = self.toolset.content
@@ -120,6 +124,8 @@ class Gateway:
                                  approval_timeout=float(config.approvals.get("timeout", 300.0)))
         self.server = ToolServer(self.runtime, name=config.name, instructions=config.instructions,
                                  resources=self.content, prompts=self.content)
+        for workflow in self.workflows:  # served workflows run their steps on this runtime
+            workflow.bind(self.runtime)
 
     def _offers_content(self, name: str, arguments: Mapping[str, Any]) -> bool:
         return bool(self.policy.offers(name, self.toolset, arguments=arguments))
@@ -343,6 +349,26 @@ class Gateway:
         return await serve_async(server=self.server, transport=transport,  # type: ignore[arg-type]
                                  host=host, port=port, on_ready=on_ready, stop_signals=stop_signals,
                                  shutdown_grace=float(serve.get("shutdown_grace", 10.0)), **http)
+
+
+def _workflow_tools(config: GatewayConfig, local: list[Toolset]) -> list[WorkflowTool]:
+    """The workflows of ``[workflows]`` as tools (their permission and trust read from the local tools).
+
+    Raises:
+        MCPConfigError: a bad ``[workflows]`` table, a pattern matching no file, an invalid workflow file.
+    """
+    if not config.workflows:
+        return []
+    from pydantic import ValidationError
+
+    from toolrig.errors import DefinitionError
+    from toolrig.toolsets import CombinedToolset
+    from toolrig.workflows import workflow_tools
+
+    try:
+        return workflow_tools(config.workflows, config.base, CombinedToolset(local, on_conflict="first"))
+    except (DefinitionError, ValidationError) as exc:
+        raise MCPConfigError(f"[workflows]: {' '.join(str(exc).split())}") from exc
 
 
 _ROOTED = ("files", "documents", "shell", "bundles")

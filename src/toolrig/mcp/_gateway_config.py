@@ -66,6 +66,10 @@
     [pins]
     mode = "tofu"                  # pin on first sight; "approve": new tools wait for `toolrig pins approve`
 
+    [workflows]                    # workflow files served as tools (toolrig.workflows.WorkflowsTable)
+    files = ["flows/*.yaml"]       # paths or globs, relative to this file
+    journal = "runs.db"            # optional: journal served runs (a path, redis:// or postgresql://)
+
 Relative paths are relative to the config file. The whole file is checked against one schema
 (:mod:`toolrig.mcp._gateway_schema`) before anything starts: unknown keys, values of the wrong type
 (``"80"`` is not a port, ``"no"`` is not a boolean) and values out of range are errors that name the
@@ -86,7 +90,8 @@ from toolrig.mcp._gateway_schema import check_config, check_servers
 
 __all__ = ["GatewayConfig", "load_gateway_config"]
 
-_SECTIONS = ("serve", "mcp", "tools", "builtins", "approvals", "runtime", "audit", "scan", "pins", "policy")
+_SECTIONS = ("serve", "mcp", "tools", "builtins", "approvals", "runtime", "audit", "scan", "pins", "workflows",
+             "policy")
 _FORWARD_KEYS = ("forward_sampling", "forward_elicitation")
 
 
@@ -100,6 +105,7 @@ class GatewayConfig:
     serve: dict[str, Any] = field(default_factory=dict)
     mcp: dict[str, Any] = field(default_factory=dict)
     tools: dict[str, Any] = field(default_factory=dict)
+    workflows: dict[str, Any] = field(default_factory=dict)
     builtins: dict[str, Any] | None = None
     policy: dict[str, Any] | None = None
     approvals: dict[str, Any] = field(default_factory=dict)
@@ -153,6 +159,7 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
     return GatewayConfig(
         name=str(data.get("name", "toolrig")), instructions=data.get("instructions"), servers=servers,
         serve=sections.get("serve", {}), mcp=sections.get("mcp", {}), tools=sections.get("tools", {}),
+        workflows=sections.get("workflows", {}),
         builtins=sections.get("builtins"), policy=sections.get("policy"), approvals=sections.get("approvals", {}),
         runtime=sections.get("runtime", {}), audit=sections.get("audit", {}), scan=sections.get("scan", {}),
         pins=sections.get("pins", {}), forwarding=forwarding, base=base, source=source)

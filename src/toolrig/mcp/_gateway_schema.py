@@ -156,6 +156,14 @@ class PinsTable(_Table):
     mode: Literal["tofu", "approve"] | None = None
 
 
+class WorkflowsTable(_Table):
+    """``[workflows]``: workflow files served as tools (read again, with its meaning, by
+    :class:`toolrig.workflows.WorkflowsTable`)."""
+
+    files: list[Annotated[str, Field(min_length=1)]] | None = None
+    journal: Annotated[str, Field(min_length=1)] | None = None
+
+
 class SandboxTable(_Table):
     """The ``sandbox`` table of a launched server."""
 
@@ -204,6 +212,7 @@ class GatewaySchema(_Table):
     audit: AuditTable | None = None
     scan: ScanTable | None = None
     pins: PinsTable | None = None
+    workflows: WorkflowsTable | None = None
 
     @field_validator("mcpServers")
     @classmethod

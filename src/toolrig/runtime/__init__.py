@@ -17,6 +17,7 @@ from toolrig.runtime._defaults import (
 )
 from toolrig.runtime._hook import AfterCallHook, BeforeCallHook, Hook, OnErrorHook
 from toolrig.runtime._invocation import CallTrail, Invocation
+from toolrig.runtime._recorder import Recorder
 from toolrig.runtime._repairs import REPAIR_KINDS, repair_kind
 from toolrig.runtime._routing import CallRouter, RoutedCall
 from toolrig.runtime._runtime import Runtime
@@ -83,6 +84,7 @@ __all__ = [
     "ProcessExecutor",
     "ProcessPool",
     "RateLimitStage",
+    "Recorder",
     "RemoteResult",
     "RepairStage",
     "ResolveStage",

@@ -26,6 +26,7 @@ from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._invoke import invoke_tool, really_cancelled
 from toolrig.runtime._metrics import UNKNOWN_TOOL
 from toolrig.runtime._portal import LoopThread
+from toolrig.runtime._recorder import Recorder, recorded
 from toolrig.runtime._repairs import RepairCounts
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime.executors import Executors
@@ -115,6 +116,8 @@ class Runtime:
         state_failure: while the state backend cannot be reached, calls that need it (rate limits, quotas,
             loop guard, breaker) run unprotected (``"open"``, the default) or are refused with ``unavailable``
             (``"closed"``).
+        recorder: records (or replays) what reaches the tool body, each attempt: a
+            :class:`toolrig.replay.Cassette`, or any :class:`~toolrig.runtime.Recorder`.
 
     Raises:
         ValueError: ``state_failure`` is neither ``"open"`` nor ``"closed"`` (or ``state`` names no backend).
@@ -125,7 +128,7 @@ class Runtime:
                  state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
                  clock: Clock | None = None, policy: PolicyLike | Stage | StageLike | None = None,
                  executors: Executors | None = None, allow_selectors: bool = False,
-                 state_failure: StateFailure = "open") -> None:
+                 state_failure: StateFailure = "open", recorder: Recorder | None = None) -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import check_state_failure, make_state
 
@@ -142,6 +145,7 @@ class Runtime:
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
         self._offered = _offered(self.toolset, self.stages)
+        self.recorder = recorder
         self._chain: CallNext = self._build()
         self._running: dict[str, list[_Running]] = {}
         self._repairs = RepairCounts()
@@ -160,8 +164,9 @@ class Runtime:
         the whole list.
         """
         names = [s.name for s in self.stages]
+        terminal = invoke_tool if self.recorder is None else recorded(self.recorder, invoke_tool)
         if "resolve" not in names or self.services.hooks:
-            return build_chain(self.stages, invoke_tool)
+            return build_chain(self.stages, terminal)
         cut = names.index("resolve") + 1
         inner = self.stages[cut:]
         compiled: weakref.WeakKeyDictionary[BaseTool, CallNext] = weakref.WeakKeyDictionary()
@@ -172,7 +177,7 @@ class Runtime:
             assert tool is not None
             chain = compiled.get(tool)
             if chain is None:
-                chain = compiled[tool] = build_chain(inner_for(tool, inner, services), invoke_tool)
+                chain = compiled[tool] = build_chain(inner_for(tool, inner, services), terminal)
             return chain(inv)
 
         self._compiled = compiled

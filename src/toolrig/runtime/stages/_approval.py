@@ -105,7 +105,7 @@ class ApprovalStage(Stage):
         reason = self._reason(inv)
         if reason is None:
             return await call_next(inv)
-        handler = inv.services.approval
+        handler = inv.context.approver or inv.services.approval  # a call's own approver first
         if handler is None:
             return ToolOutcome.failure(inv.call.id, inv.name, ToolError.of(
                 ErrorKind.APPROVAL_REQUIRED,

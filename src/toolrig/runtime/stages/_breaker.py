@@ -56,6 +56,7 @@ _NEUTRAL_KINDS = frozenset({
     ErrorKind.APPROVAL_TIMEOUT,
     ErrorKind.NOT_FOUND, ErrorKind.CANCELLED, ErrorKind.LOOP_DETECTED, ErrorKind.CIRCUIT_OPEN,
     ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.RETRY_REQUESTED,
+    ErrorKind.REPLAY_MISS,
 })
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BreakerConfig))
 _TRIAL_HINT = 1.0

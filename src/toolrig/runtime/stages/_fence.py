@@ -26,6 +26,7 @@ PIPELINE_KINDS = frozenset({
     ErrorKind.DENIED, ErrorKind.APPROVAL_REQUIRED, ErrorKind.APPROVAL_DENIED, ErrorKind.APPROVAL_TIMEOUT,
     ErrorKind.CIRCUIT_OPEN,
     ErrorKind.LOOP_DETECTED, ErrorKind.OUTPUT_TOO_LARGE, ErrorKind.CANCELLED,
+    ErrorKind.REPLAY_MISS,
 })
 """Failures written by the pipeline itself, with no tool text in them: not fenced."""
 

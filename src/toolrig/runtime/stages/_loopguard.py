@@ -1,10 +1,10 @@
 """Stage: notice a model calling the same tool with the same arguments over and over.
 
-Identical calls (same tool, same canonical arguments, same session and user) are counted in a
-sliding window. From ``warn_after`` on, the call still runs but its content gets a note and
-``meta["loop_warning"]``; from ``block_after`` on, the call is refused with ``loop_detected``.
-A tool opts out with ``metadata={"loop_guard": False}`` (e.g. a status poll), or by name in
-``exempt``.
+Identical calls (same tool, same canonical arguments, same session and user, and the same workflow run
+for a workflow's steps: a run repeated is not a model repeating itself) are counted in a sliding window.
+From ``warn_after`` on, the call still runs but its content gets a note and ``meta["loop_warning"]``;
+from ``block_after`` on, the call is refused with ``loop_detected``. A tool opts out with
+``metadata={"loop_guard": False}`` (e.g. a status poll), or by name in ``exempt``.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ class LoopGuardStage(Stage):
         if canonical is None:
             return await call_next(inv)
         ctx = inv.context
-        session, user = ctx.session or "", ctx.user or ""
-        key = f"loop:{len(session)}:{session}{len(user)}:{user}{spec.name}\x00{canonical}"
+        session, user, run = ctx.session or "", ctx.user or "", ctx.run_id or ""  # a workflow run counts its own
+        key = f"loop:{len(session)}:{session}{len(user)}:{user}{len(run)}:{run}{spec.name}\x00{canonical}"
         if len(key) > _MAX_PLAIN_KEY:  # keep long arguments out of memory: their digest is as good
             key = "loop#" + digest(key)
         try:
