@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolrig._coerce import coerce_to_schema
+from toolrig._schemas.coerce import coerce_to_schema
 
 NEVER_VALID = staticmethod(lambda _value: False)
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolrig import ToolCall, schema_tool, tool
-from toolrig._coerce import coerce_enum_strings
+from toolrig._schemas.coerce import coerce_enum_strings
 from toolrig.runtime import Runtime, minimal_stages
 
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import Field
 
 from toolrig import Tool, tool
-from toolrig._docstrings import DocInfo, parse_docstring
+from toolrig._schemas.docstrings import DocInfo, parse_docstring
 
 GOOGLE = """Get the forecast for a city.
 

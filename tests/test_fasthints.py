@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolrig._fasthints import plain_parameters, plain_type_hints
+from toolrig._schemas.fasthints import plain_parameters, plain_type_hints
 
 SOURCES = [
     "def f(): pass",

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from toolrig import CallContext, Injected, tool
-from toolrig._fastschema import FastFunctionSchema, fast_function_schema
-from toolrig._schema import FunctionSchema, function_schema, general_function_schema
+from toolrig._schemas.fastschema import FastFunctionSchema, fast_function_schema
+from toolrig._schemas.schema import FunctionSchema, function_schema, general_function_schema
 from toolrig.errors import ArgumentsError
 
 NAMESPACE: dict[str, Any] = {

@@ -17,7 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 from toolrig._context import CallContext, current_context, use_context
 from toolrig._decision import Decision
 from toolrig._results import ToolResult, to_result
-from toolrig._schema import FunctionSchema
+from toolrig._schemas.schema import FunctionSchema
 from toolrig._spec import ToolSpec
 from toolrig._status import ToolVitals
 from toolrig.errors import DefinitionError, InjectionError

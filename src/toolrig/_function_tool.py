@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from toolrig._define import BaseTool, Formatter, _SignatureTool, check_not_generator, split_options
-from toolrig._schema import function_schema
+from toolrig._schemas.schema import function_schema
 from toolrig._spec import ToolSpec
 from toolrig.errors import DefinitionError
 

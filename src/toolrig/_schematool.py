@@ -6,10 +6,10 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from toolrig._coerce import coerce_to_schema
 from toolrig._context import CallContext, current_context, use_context
 from toolrig._define import BaseTool, Formatter, split_options
-from toolrig._schema import json_round_trips
+from toolrig._schemas.coerce import coerce_to_schema
+from toolrig._schemas.schema import json_round_trips
 from toolrig._spec import ToolSpec
 from toolrig.errors import ArgumentsError, DefinitionError, ToolFailure
 

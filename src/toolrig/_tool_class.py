@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from toolrig._define import SPEC_OPTIONS, BaseTool, _SignatureTool, check_not_generator
-from toolrig._docstrings import parse_docstring
-from toolrig._function_schema import FunctionSchema
 from toolrig._function_tool import FunctionTool
-from toolrig._schema import function_schema
+from toolrig._schemas.docstrings import parse_docstring
+from toolrig._schemas.function_schema import FunctionSchema
+from toolrig._schemas.schema import function_schema
 from toolrig._spec import ToolSpec
 from toolrig.errors import DefinitionError
 

@@ -12,7 +12,7 @@ import anyio
 from mcp_helpers import HERE, PYTHON
 
 from toolrig.mcp import Gateway, open_pins, parse_target
-from toolrig.mcp._gateway_config import config_from_mapping
+from toolrig.mcp.gateway._config import config_from_mapping
 
 HOSTILE = HERE / "hostile_server.py"
 

@@ -378,7 +378,7 @@ def test_sessions_of_clients_killed_without_closing_expire_and_the_cap_holds(tmp
 
 def test_session_settings_are_checked_in_the_config(tmp_path: Path) -> None:
     from toolrig.mcp import MCPConfigError
-    from toolrig.mcp._gateway_config import config_from_mapping
+    from toolrig.mcp.gateway._config import config_from_mapping
 
     for bad in ({"session_idle_timeout": 0}, {"max_sessions": 1.5}, {"shutdown_grace": "soon"},
                 {"max_sessions": True}):
@@ -402,7 +402,7 @@ async def test_a_session_that_ends_releases_what_it_held(tmp_path: Path) -> None
 
     from toolrig import tool
     from toolrig.mcp import serve_async
-    from toolrig.mcp._events import MemoryEventStore
+    from toolrig.mcp.server._events import MemoryEventStore
 
     @tool(permission="readonly")
     def big(n: int) -> str:

@@ -18,7 +18,7 @@ from mcp_helpers import PEER, PYTHON, peer_http, read_log
 
 from toolrig import CallContext, ErrorKind, Runtime, ToolCall
 from toolrig.mcp import Gateway, MCPToolset, open_pins
-from toolrig.mcp._gateway_config import config_from_mapping
+from toolrig.mcp.gateway._config import config_from_mapping
 
 pytestmark = pytest.mark.anyio
 

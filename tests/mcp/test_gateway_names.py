@@ -19,7 +19,7 @@ from mcp_helpers import PYTHON, REPO
 from toolrig import ErrorKind, Runtime, ToolCall
 from toolrig.errors import MCPConfigError
 from toolrig.mcp import from_config
-from toolrig.mcp._gateway_config import config_from_mapping
+from toolrig.mcp.gateway._config import config_from_mapping
 
 pytestmark = pytest.mark.anyio
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from toolrig.errors import MCPConfigError
 from toolrig.mcp import Gateway, open_pins
-from toolrig.mcp._gateway_config import config_from_mapping, load_gateway_config
-from toolrig.mcp._gateway_schema import GatewaySchema
+from toolrig.mcp.gateway._config import config_from_mapping, load_gateway_config
+from toolrig.mcp.gateway._schema import GatewaySchema
 
 # (table, key, a kind of value it takes)
 TYPED = [("serve", "transport", "enum"), ("serve", "host", "str"), ("serve", "port", "port"),

@@ -12,8 +12,8 @@ import httpx2
 import mcp_types
 import pytest
 
-from toolrig.mcp._http_bounds import BoundedTransport
-from toolrig.mcp._oversized import MESSAGE_TOO_LARGE
+from toolrig.mcp.client._http_bounds import BoundedTransport
+from toolrig.mcp.shared._oversized import MESSAGE_TOO_LARGE
 
 pytestmark = pytest.mark.anyio
 

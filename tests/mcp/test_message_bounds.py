@@ -12,9 +12,9 @@ import mcp_types
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolrig.mcp._lines import KEEP, LineSplitter, Oversized
-from toolrig.mcp._oversized import MAX_VALUES, Awaiting, origin_of, too_many_values
-from toolrig.mcp._sse_events import EventSplitter, event_data
+from toolrig.mcp.client._sse_events import EventSplitter, event_data
+from toolrig.mcp.shared._lines import KEEP, LineSplitter, Oversized
+from toolrig.mcp.shared._oversized import MAX_VALUES, Awaiting, origin_of, too_many_values
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=150)
 
@@ -201,7 +201,7 @@ def test_max_message_bytes_is_read_from_a_server_entry_and_checked() -> None:
     import pytest
 
     from toolrig.mcp import MCPConfigError, parse_target
-    from toolrig.mcp._transports import DEFAULT_MAX_MESSAGE_BYTES, SDK_SSE_EVENT_LIMIT, message_limit
+    from toolrig.mcp.client._transports import DEFAULT_MAX_MESSAGE_BYTES, SDK_SSE_EVENT_LIMIT, message_limit
 
     assert parse_target({"command": "srv", "max_message_bytes": 4_000_000}).max_message_bytes == 4_000_000
     assert message_limit(parse_target({"url": "https://x.example/mcp", "max_message_bytes": 50_000})) == 50_000
@@ -213,7 +213,7 @@ def test_max_message_bytes_is_read_from_a_server_entry_and_checked() -> None:
 
 
 def test_the_default_cap_fits_the_largest_result_the_output_stage_accepts() -> None:
-    from toolrig.mcp._transports import DEFAULT_MAX_MESSAGE_BYTES
+    from toolrig.mcp.client._transports import DEFAULT_MAX_MESSAGE_BYTES
     from toolrig.runtime.stages._output import OutputLimits
 
     hard = OutputLimits().hard_limit
@@ -222,7 +222,7 @@ def test_the_default_cap_fits_the_largest_result_the_output_stage_accepts() -> N
 
 
 def test_the_server_reads_the_id_of_an_oversized_request_not_of_a_notification() -> None:
-    from toolrig.mcp._oversized import request_id_of
+    from toolrig.mcp.shared._oversized import request_id_of
 
     big = b"p" * 20_000
     request = b'{"jsonrpc":"2.0","id":"r-7","method":"tools/call","params":{"pad":"' + big + b'"}}'

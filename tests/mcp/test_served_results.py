@@ -12,8 +12,8 @@ import pytest
 
 from toolrig import ResourcePart, ToolCall, ToolOutcome, tool
 from toolrig.fencing import FENCE_TAG
-from toolrig.mcp._convert import result_from_mcp
-from toolrig.mcp._results import STRUCTURED_META_KEY, outcome_to_mcp, tool_definitions
+from toolrig.mcp.server._results import STRUCTURED_META_KEY, outcome_to_mcp, tool_definitions
+from toolrig.mcp.shared._convert import result_from_mcp
 from toolrig.runtime import Runtime
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._output import OutputLimits, OutputStage

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from mcp_helpers import FIXTURE, PYTHON
 
-from toolrig.mcp._stdio import MAX_LINE_BYTES, problem_of
+from toolrig.mcp.server._stdio import MAX_LINE_BYTES, problem_of
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "security" / "schema_fuzz_cases.json"
 INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {

@@ -16,9 +16,9 @@ from hostile_helpers import HostileGateway, hostile_gateway, result_text, sdk_cl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolrig.mcp._forward import MAX_LOGS_PER_CALL
-from toolrig.mcp._forward_gate import ANSWER_REDACTED
-from toolrig.mcp._forward_render import (
+from toolrig.mcp.client._forward import MAX_LOGS_PER_CALL
+from toolrig.mcp.client._forward_gate import ANSWER_REDACTED
+from toolrig.mcp.shared._forward_render import (
     MAX_LOG_TEXT,
     MAX_TEXT,
     labelled_elicitation,

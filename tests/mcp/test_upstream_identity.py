@@ -23,7 +23,7 @@ from mcp_helpers import PYTHON, REPO
 
 from toolrig.errors import MCPConfigError
 from toolrig.mcp import BearerAuth, Gateway, JWTVerifier, StaticTokens, open_pins, serve_async
-from toolrig.mcp._gateway_config import config_from_mapping
+from toolrig.mcp.gateway._config import config_from_mapping
 from toolrig.policy import ApprovalQueue
 
 pytestmark = pytest.mark.anyio

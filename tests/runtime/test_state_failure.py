@@ -215,8 +215,8 @@ async def test_toolrig_toml_state_failure_closed_reaches_the_served_gateway(redi
                                                                             tmp_path: Path) -> None:
     """``[runtime] state_failure = "closed"`` in toolrig.toml: ``toolrig serve`` refuses while Redis is down."""
     from toolrig.mcp import MCPToolset, open_pins
-    from toolrig.mcp._gateway import Gateway
-    from toolrig.mcp._gateway_config import load_gateway_config
+    from toolrig.mcp.gateway._config import load_gateway_config
+    from toolrig.mcp.gateway._gateway import Gateway
 
     config = tmp_path / "toolrig.toml"
     config.write_text(textwrap.dedent(f"""
@@ -259,7 +259,7 @@ async def test_toolrig_toml_state_failure_closed_reaches_the_served_gateway(redi
 @pytest.mark.parametrize("value", ["ajar", True, 1])
 def test_toolrig_toml_state_failure_must_be_open_or_closed(value: Any, tmp_path: Path) -> None:
     from toolrig.errors import MCPConfigError
-    from toolrig.mcp._gateway_config import config_from_mapping
+    from toolrig.mcp.gateway._config import config_from_mapping
 
     with pytest.raises(MCPConfigError, match="state_failure"):
         config_from_mapping({"runtime": {"state_failure": value}}, base=tmp_path)

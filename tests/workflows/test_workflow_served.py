@@ -37,7 +37,7 @@ steps:
 @asynccontextmanager
 async def served(tmp_path: Path, **sections: Any) -> AsyncIterator[tuple[str, Any]]:
     from toolrig.mcp import Gateway, open_pins
-    from toolrig.mcp._gateway_config import config_from_mapping
+    from toolrig.mcp.gateway._config import config_from_mapping
 
     (tmp_path / "flows").mkdir(exist_ok=True)
     (tmp_path / "flows" / "brief.yaml").write_text(FLOW)
@@ -88,7 +88,7 @@ async def test_a_policy_denial_inside_a_served_workflow_fails_the_call_and_names
 
 async def test_bad_workflows_sections_are_config_errors(tmp_path: Path) -> None:
     from toolrig.mcp import Gateway, open_pins
-    from toolrig.mcp._gateway_config import config_from_mapping
+    from toolrig.mcp.gateway._config import config_from_mapping
 
     def build(section: Any) -> None:
         Gateway(config_from_mapping({"runtime": {"audit": False}, "workflows": section}, base=tmp_path),

@@ -34,88 +34,124 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolrig.errors import MCPCallError, MCPConfigError, MCPMaybeRanError, MCPUnavailableError
-from toolrig.mcp._callbacks import ElicitationHandler, LogHandler, SamplingHandler
-from toolrig.mcp._config import MCPServers, from_config, read_servers
-from toolrig.mcp._forward_gate import ForwardGate, ForwardRules
-from toolrig.mcp._health import HealthState, ServerHealth
-from toolrig.mcp._peer import PEER_KEY, ClientPeer, current_peer
-from toolrig.mcp._target import LaunchSandbox, Target, parse_target
-from toolrig.mcp._tool import MCPTool
-from toolrig.mcp._toolset import ChangeListener, MCPToolset
+from toolrig.mcp.client import (
+    ChangeListener,
+    ForwardGate,
+    ForwardRules,
+    MCPServers,
+    MCPTool,
+    MCPToolset,
+    from_config,
+    read_servers,
+)
+from toolrig.mcp.shared import (
+    PEER_KEY,
+    ClientPeer,
+    ElicitationHandler,
+    HealthState,
+    LaunchSandbox,
+    LogHandler,
+    SamplingHandler,
+    ServerHealth,
+    Target,
+    current_peer,
+    parse_target,
+)
 
 if TYPE_CHECKING:
-    from toolrig.mcp._approvers import ClientApprover
-    from toolrig.mcp._auth import BearerAuth, JWTVerifier, StaticTokens, VerifiedToken
-    from toolrig.mcp._content import ContentCalls, Prompts, PromptSource, Resources, ResourceSource
-    from toolrig.mcp._events import MemoryEventStore
-    from toolrig.mcp._gateway import Gateway
-    from toolrig.mcp._gateway_config import GatewayConfig, config_from_mapping, load_gateway_config
-    from toolrig.mcp._gateway_launch import LaunchAsker, LaunchPlan, launch_targets
-    from toolrig.mcp._gateway_toolset import Blocked, GatewayToolset, PinMode
-    from toolrig.mcp._pins import (
+    from toolrig.mcp.gateway import (
         STATE_ENV,
+        Blocked,
+        Gateway,
+        GatewayConfig,
+        GatewayToolset,
+        LaunchAsker,
+        LaunchPlan,
         Pin,
         PinKind,
+        PinMode,
         PinStatus,
         PinStore,
+        ScanReport,
+        UpstreamContent,
         canonical_definition,
+        config_from_mapping,
         definition_hash,
+        launch_targets,
+        list_offers,
+        load_gateway_config,
         open_pins,
+        scan_definition,
+        scan_prompt,
+        scan_resource,
+        scan_tool,
+        startup_report,
+        startup_text,
     )
-    from toolrig.mcp._report import startup_report, startup_text
-    from toolrig.mcp._scan import ScanReport, scan_definition, scan_prompt, scan_resource, scan_tool
-    from toolrig.mcp._serve import build_server, http_app, serve, serve_async
-    from toolrig.mcp._server import ToolServer
-    from toolrig.mcp._stages import CallerCacheStage, served_stages
-    from toolrig.mcp._upstream import UpstreamContent, list_offers
+    from toolrig.mcp.server import (
+        BearerAuth,
+        CallerCacheStage,
+        ClientApprover,
+        JWTVerifier,
+        MemoryEventStore,
+        StaticTokens,
+        ToolServer,
+        VerifiedToken,
+        build_server,
+        http_app,
+        serve,
+        serve_async,
+        served_stages,
+    )
+    from toolrig.mcp.shared import ContentCalls, Prompts, PromptSource, Resources, ResourceSource
 
 # Served lazily, so that a client (`MCPToolset`) does not import the server, gateway and policy machinery.
 _LAZY = {
-    "BearerAuth": "toolrig.mcp._auth",
-    "Blocked": "toolrig.mcp._gateway_toolset",
-    "CallerCacheStage": "toolrig.mcp._stages",
-    "ClientApprover": "toolrig.mcp._approvers",
-    "ContentCalls": "toolrig.mcp._content",
-    "Gateway": "toolrig.mcp._gateway",
-    "GatewayConfig": "toolrig.mcp._gateway_config",
-    "GatewayToolset": "toolrig.mcp._gateway_toolset",
-    "JWTVerifier": "toolrig.mcp._auth",
-    "LaunchAsker": "toolrig.mcp._gateway_launch",
-    "LaunchPlan": "toolrig.mcp._gateway_launch",
-    "MemoryEventStore": "toolrig.mcp._events",
-    "Pin": "toolrig.mcp._pins",
-    "PinKind": "toolrig.mcp._pins",
-    "PinMode": "toolrig.mcp._gateway_toolset",
-    "PinStatus": "toolrig.mcp._pins",
-    "PinStore": "toolrig.mcp._pins",
-    "PromptSource": "toolrig.mcp._content",
-    "Prompts": "toolrig.mcp._content",
-    "ResourceSource": "toolrig.mcp._content",
-    "Resources": "toolrig.mcp._content",
-    "STATE_ENV": "toolrig.mcp._pins",
-    "ScanReport": "toolrig.mcp._scan",
-    "StaticTokens": "toolrig.mcp._auth",
-    "ToolServer": "toolrig.mcp._server",
-    "UpstreamContent": "toolrig.mcp._upstream",
-    "VerifiedToken": "toolrig.mcp._auth",
-    "build_server": "toolrig.mcp._serve",
-    "canonical_definition": "toolrig.mcp._pins",
-    "config_from_mapping": "toolrig.mcp._gateway_config",
-    "definition_hash": "toolrig.mcp._pins",
-    "http_app": "toolrig.mcp._serve",
-    "launch_targets": "toolrig.mcp._gateway_launch",
-    "list_offers": "toolrig.mcp._upstream",
-    "load_gateway_config": "toolrig.mcp._gateway_config",
-    "open_pins": "toolrig.mcp._pins",
-    "scan_definition": "toolrig.mcp._scan",
-    "scan_prompt": "toolrig.mcp._scan",
-    "scan_resource": "toolrig.mcp._scan",
-    "scan_tool": "toolrig.mcp._scan",
-    "serve": "toolrig.mcp._serve",
-    "serve_async": "toolrig.mcp._serve",
-    "served_stages": "toolrig.mcp._stages",
-    "startup_report": "toolrig.mcp._report",
-    "startup_text": "toolrig.mcp._report",
+    "BearerAuth": "toolrig.mcp.server",
+    "Blocked": "toolrig.mcp.gateway",
+    "CallerCacheStage": "toolrig.mcp.server",
+    "ClientApprover": "toolrig.mcp.server",
+    "ContentCalls": "toolrig.mcp.shared._content",
+    "Gateway": "toolrig.mcp.gateway",
+    "GatewayConfig": "toolrig.mcp.gateway",
+    "GatewayToolset": "toolrig.mcp.gateway",
+    "JWTVerifier": "toolrig.mcp.server",
+    "LaunchAsker": "toolrig.mcp.gateway",
+    "LaunchPlan": "toolrig.mcp.gateway",
+    "MemoryEventStore": "toolrig.mcp.server",
+    "Pin": "toolrig.mcp.gateway",
+    "PinKind": "toolrig.mcp.gateway",
+    "PinMode": "toolrig.mcp.gateway",
+    "PinStatus": "toolrig.mcp.gateway",
+    "PinStore": "toolrig.mcp.gateway",
+    "PromptSource": "toolrig.mcp.shared._content",
+    "Prompts": "toolrig.mcp.shared._content",
+    "ResourceSource": "toolrig.mcp.shared._content",
+    "Resources": "toolrig.mcp.shared._content",
+    "STATE_ENV": "toolrig.mcp.gateway",
+    "ScanReport": "toolrig.mcp.gateway",
+    "StaticTokens": "toolrig.mcp.server",
+    "ToolServer": "toolrig.mcp.server",
+    "UpstreamContent": "toolrig.mcp.gateway",
+    "VerifiedToken": "toolrig.mcp.server",
+    "build_server": "toolrig.mcp.server",
+    "canonical_definition": "toolrig.mcp.gateway",
+    "config_from_mapping": "toolrig.mcp.gateway",
+    "definition_hash": "toolrig.mcp.gateway",
+    "http_app": "toolrig.mcp.server",
+    "launch_targets": "toolrig.mcp.gateway",
+    "list_offers": "toolrig.mcp.gateway",
+    "load_gateway_config": "toolrig.mcp.gateway",
+    "open_pins": "toolrig.mcp.gateway",
+    "scan_definition": "toolrig.mcp.gateway",
+    "scan_prompt": "toolrig.mcp.gateway",
+    "scan_resource": "toolrig.mcp.gateway",
+    "scan_tool": "toolrig.mcp.gateway",
+    "serve": "toolrig.mcp.server",
+    "serve_async": "toolrig.mcp.server",
+    "served_stages": "toolrig.mcp.server",
+    "startup_report": "toolrig.mcp.gateway",
+    "startup_text": "toolrig.mcp.gateway",
 }
 
 

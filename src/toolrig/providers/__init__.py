@@ -12,8 +12,8 @@ Example:
 
 from __future__ import annotations
 
-from toolrig._jsonschema import Transformed
-from toolrig._strict_nulls import drop_strict_nulls
+from toolrig._schemas.jsonschema import Transformed
+from toolrig._schemas.strict_nulls import drop_strict_nulls
 from toolrig.providers._anthropic import from_anthropic, to_anthropic, to_anthropic_message, to_anthropic_result
 from toolrig.providers._check import PROVIDERS, CheckReport, check, check_all
 from toolrig.providers._gemini import from_gemini, to_gemini, to_gemini_content, to_gemini_result, to_gemini_tool

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolrig._jsonschema import Transformed
+from toolrig._schemas.jsonschema import Transformed
 from toolrig._spec import ToolSpec
 from toolrig.providers._anthropic import anthropic_definition
 from toolrig.providers._gemini import gemini_definition

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolrig._calls import ToolCall
-from toolrig._jsonschema import Transformed
 from toolrig._outcome import ToolOutcome
+from toolrig._schemas.jsonschema import Transformed
 from toolrig._spec import ToolSpec
 from toolrig.providers._gemini_schema import DEFAULT_RECURSION_DEPTH, to_gemini_schema
 from toolrig.providers._media import images, pdfs

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig._jsonschema import Notes, Transformed
+from toolrig._schemas.jsonschema import Notes, Transformed
 from toolrig._spec import ToolSpec, thaw
 from toolrig.providers._tools import ToolsLike, collect_specs
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from toolrig._calls import ToolCall
-from toolrig._jsonschema import Notes, Transformed, pointer
 from toolrig._outcome import ToolOutcome
+from toolrig._schemas.jsonschema import Notes, Transformed, pointer
 from toolrig._spec import ToolSpec, thaw
 from toolrig.providers._media import data_url, images, pdfs
 from toolrig.providers._plain import field, generated_id, plain

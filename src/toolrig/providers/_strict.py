@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolrig._jsonschema import (
+from toolrig._schemas.jsonschema import (
     Notes,
     Schema,
     Transformed,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Self, get_args
 
@@ -92,6 +92,11 @@ class CombinedToolset(Toolset):
     def _owners(self, name: str) -> builtins.list[Toolset]:
         """The members that offer a tool called ``name``, in order."""
         return [ts for ts in self.toolsets if ts.get(name) is not None]
+
+    def walk(self) -> Iterator[Toolset]:
+        yield self
+        for ts in self.toolsets:
+            yield from ts.walk()
 
     async def __aenter__(self) -> Self:
         async with AsyncExitStack() as stack:

@@ -98,6 +98,10 @@ class Toolset(ABC):
     async def __aexit__(self, *exc_info: object) -> bool | None:
         return None
 
+    def walk(self) -> Iterator[Toolset]:
+        """This toolset, then every toolset it is built from, depth first (wrappers and combinations forward)."""
+        yield self
+
     # -- fluent composition ----------------------------------------------------------------
     def filtered(self, predicate: ToolPredicate) -> FilteredToolset:
         """A view offering only the tools for which ``predicate(tool)`` is true."""
@@ -148,6 +152,10 @@ class WrapperToolset(Toolset):
 
     async def __aexit__(self, *exc_info: object) -> bool | None:
         return await self.wrapped.__aexit__(*exc_info)
+
+    def walk(self) -> Iterator[Toolset]:
+        yield self
+        yield from self.wrapped.walk()
 
 
 class FilteredToolset(WrapperToolset):

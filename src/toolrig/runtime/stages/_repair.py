@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolrig._outcome import ToolOutcome
-from toolrig._strict_nulls import drop_strict_nulls
+from toolrig._schemas.strict_nulls import drop_strict_nulls
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, check_value, loads_strict, parse_arguments
 from toolrig.runtime._chain import CallNext, Stage

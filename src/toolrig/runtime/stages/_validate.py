@@ -3,16 +3,16 @@
 Coercion is the tool's own (pydantic lax mode; schema-guided for schema tools), plus one step both
 kinds share, tried only when validation failed: a number or boolean sent for an enum that holds exactly
 its spelling as a string becomes that string (``2`` → ``"2"``, ``true`` → ``"True"``;
-:func:`toolrig._coerce.coerce_enum_strings`), listed as a repair of kind ``enum_string``.
+:func:`toolrig._schemas.coerce.coerce_enum_strings`), listed as a repair of kind ``enum_string``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from toolrig._coerce import coerce_enum_strings
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig._schemas.coerce import coerce_enum_strings
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, parse_arguments
 from toolrig.runtime._chain import CallNext, Stage

@@ -1,0 +1,172 @@
+"""Opening the SDK transport a :class:`~toolrig.mcp.shared._target.Target` asks for (one place for all four)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
+
+from toolrig.mcp.shared import Target
+
+if TYPE_CHECKING:
+    from toolrig.sandbox import Sandbox
+
+__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_MAX_MESSAGE_BYTES", "SDK_SSE_EVENT_LIMIT", "open_transport"]
+
+DEFAULT_HTTP_TIMEOUT = 30.0
+"""Seconds for connecting and for each plain HTTP operation (SSE streams may stay open longer)."""
+
+SSE_READ_TIMEOUT = 300.0
+
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The largest message read from an MCP server by default (a server's ``max_message_bytes`` changes it).
+
+It leaves room for the largest result the output stage accepts: 2,000,000 characters
+(``OutputLimits.hard_limit``) take at most 8,000,000 bytes as UTF-8, twice that when a server sends them as
+text and again as structured content, plus the JSON-RPC envelope."""
+
+SDK_SSE_EVENT_LIMIT = 1024 * 1024
+"""The SDK's SSE client (the legacy SSE transport) reads events of at most 1 MiB, and offers no way to change
+it: over that transport a message is capped at the smaller of this and ``max_message_bytes``."""
+
+
+def _file_or_stderr(errlog: TextIO | None) -> TextIO:
+    """``errlog`` if it is a real file (a subprocess needs a descriptor), else this process's own stderr."""
+    for candidate in (errlog, sys.stderr, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (OSError, ValueError, AttributeError):
+            continue
+        return candidate
+    raise OSError("no stderr to give the MCP server")
+
+
+def _timeout(seconds: float) -> Any:
+    import httpx2
+
+    return httpx2.Timeout(seconds, read=SSE_READ_TIMEOUT)
+
+
+def _bounded_client(limit: int, server: str) -> Callable[..., Any]:
+    """A factory of ``httpx2.AsyncClient`` whose bodies are read through a :class:`BoundedTransport`."""
+    import httpx2
+
+    from toolrig.mcp.client._http_bounds import BoundedTransport
+
+    def make(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=headers, timeout=timeout if timeout is not None else _timeout(30.0),
+                                  auth=auth, transport=BoundedTransport(limit=limit, server=server))
+
+    return make
+
+
+class _WatchedReadStream:
+    """A read stream that calls ``on_end()`` when the server side ends (EOF or closed), then passes it on."""
+
+    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context`` of the SDK's context streams
+        return getattr(self._stream, name)
+
+
+def message_limit(target: Target) -> int:
+    """The most bytes of one message read from ``target``'s server."""
+    limit = target.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
+    return min(limit, SDK_SSE_EVENT_LIMIT) if target.kind == "sse" else limit
+
+
+@asynccontextmanager
+async def open_transport(target: Target, *, errlog: TextIO | None = None,
+                         http_timeout: float = DEFAULT_HTTP_TIMEOUT, auth: Any = None,
+                         on_end: Callable[[], None] | None = None, sandbox: Sandbox | None = None,
+                         name: str = "") -> AsyncIterator[Any]:
+    """Yield the (read, write) streams of a connection to ``target``; ``on_end()`` runs when the server hangs up.
+
+    No message of more than :func:`message_limit` bytes is read: stdio lines through
+    :mod:`toolrig.mcp.client._stdio_client`, HTTP and SSE bodies through
+    :mod:`toolrig.mcp.client._http_bounds`, WebSocket frames by the ``websockets`` library's own bound (an
+    oversized frame closes that connection).
+
+    A stdio server is started with a minimal environment (the SDK's: ``HOME``, ``LOGNAME``, ``PATH``,
+    ``SHELL``, ``TERM``, ``USER``) plus ``target.env`` — or, given a ``sandbox``, inside it with the sandbox's
+    minimal environment plus ``target.env`` (see :mod:`toolrig.mcp.client._sandboxed`); its stderr goes to
+    ``errlog`` (default: ours). ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) signs
+    HTTP and SSE requests.
+
+    Raises:
+        OSError: the process cannot be started or the endpoint cannot be reached.
+        SandboxUnavailable: a sandbox was asked for and there is no adequate one (nothing was started).
+        SandboxError, ConfigError: the sandboxed server's executable or paths are not on the host.
+    """
+    limit = message_limit(target)
+    server = name or target.describe()
+    async with AsyncExitStack() as stack:
+        if target.kind == "stdio":
+            from toolrig.mcp.client._stdio_client import stdio_client
+
+            assert target.command is not None
+            argv, env = (target.command, *target.args), dict(target.env)
+            if sandbox is not None:
+                from toolrig.mcp.client._sandboxed import wrap_server
+
+                wrapped = await wrap_server(target, sandbox, name=name)
+                stack.push_async_callback(wrapped.aclose)  # after the server stopped: its cgroup goes
+                argv, env = tuple(wrapped.argv), dict(wrapped.env)
+            streams: Any = await stack.enter_async_context(stdio_client(
+                argv[0], argv[1:], env=env, cwd=target.cwd if sandbox is None else None,
+                errlog=_file_or_stderr(errlog), max_message=limit, server=server))
+        elif target.kind == "sse":
+            from mcp.client.sse import sse_client
+
+            assert target.url is not None
+            streams = await stack.enter_async_context(sse_client(
+                target.url, headers=dict(target.headers) or None, timeout=http_timeout,
+                sse_read_timeout=SSE_READ_TIMEOUT, auth=auth, httpx_client_factory=_bounded_client(limit, server)))
+        elif target.kind == "http":
+            from mcp.client.streamable_http import streamable_http_client
+
+            assert target.url is not None
+            client = await stack.enter_async_context(_bounded_client(limit, server)(
+                headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth))
+            streams = await stack.enter_async_context(streamable_http_client(
+                target.url, http_client=client, max_sse_event_size=limit))
+        else:
+            from toolrig.mcp.client._websocket import websocket_client
+
+            assert target.url is not None
+            streams = await stack.enter_async_context(websocket_client(
+                target.url, headers=target.headers, open_timeout=http_timeout, max_message=limit))
+        read, write = streams
+        yield (read if on_end is None else _WatchedReadStream(read, on_end)), write

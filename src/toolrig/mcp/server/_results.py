@@ -1,0 +1,146 @@
+"""The server side of the conversions: tool definitions for ``tools/list``, outcomes as ``CallToolResult``.
+
+What a client receives is what the pipeline produced: when a stage changed the text (fenced an external
+tool's output, cut it, added a note, redacted it), the text content is ``outcome.content`` and only
+the binary parts (images, audio, blobs) travel beside it, and embedded text resources keep their place with
+their text fenced the same way; otherwise the result's parts go as they are.
+Structured content is built from the pipeline's outcome too, never from what the tool sent:
+
+* an internal tool's is its JSON part after the output stage (secrets redacted, lists capped), for a tool
+  with an output schema (or without one, when the part is an object);
+* an external tool's (``trust="external"``: every upstream tool of a gateway) is its JSON object after the
+  output stage with every non-empty string fenced (the nonce of the text content) and every key sanitised
+  (:func:`toolrig.fencing.fence_strings`), and only when that fits the character limit the text content was
+  held to (``outcome.meta["max_chars"]``); otherwise it is withheld, and ``_meta["toolrig/structured"]``
+  says why. An external tool is listed without its output schema: fenced strings no longer match ``enum``,
+  ``pattern`` or ``maxLength``, and a withheld result would fail a client that validates (the SDK's does).
+
+A failure is an ``isError`` result whose text is the model-readable error line, with the structured error
+under ``_meta["toolrig/error"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import mcp_types
+
+from toolrig import AudioPart, BaseTool, ImagePart, JsonPart, ResourcePart, ToolOutcome, ToolSpec, Trust
+from toolrig.fencing import fence, fence_strings
+from toolrig.mcp.shared import WRAP_MARKER, ContentBlock, part_to_mcp, structured_of
+from toolrig.providers import to_mcp
+
+__all__ = ["ERROR_META_KEY", "STRUCTURED_META_KEY", "outcome_to_mcp", "tool_definitions"]
+
+ERROR_META_KEY = "toolrig/error"
+STRUCTURED_META_KEY = "toolrig/structured"
+"""Where a result says why an external tool's structured content was withheld."""
+
+
+_PART_KINDS = frozenset({"text", "json", "image", "audio", "resource"})
+
+
+def _describes_a_part(schema: Any) -> bool:
+    """True for the output schema the core derives from ``-> ImagePart`` (and the other part types).
+
+    Such a result is content blocks, not structured content: advertising the schema would make clients
+    that validate structured content (the SDK's do) reject every result.
+    """
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("properties", {}).get("type", {})
+    return isinstance(kind, dict) and kind.get("const") in _PART_KINDS
+
+
+_DEFINITIONS: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
+_MAX_CACHED = 4096
+
+
+def _wire(spec: ToolSpec) -> dict[str, Any]:
+    """The MCP definition of ``spec`` (cached by identity: specs are frozen, converting one is not free)."""
+    cached = _DEFINITIONS.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    definition = to_mcp([spec])[0]
+    if _describes_a_part(spec.output_schema) or spec.trust is Trust.EXTERNAL:
+        definition.pop("outputSchema", None)
+    if len(_DEFINITIONS) >= _MAX_CACHED:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[id(spec)] = (spec, definition)
+    return definition
+
+
+def _definition(spec: ToolSpec) -> mcp_types.Tool:
+    return mcp_types.Tool.model_validate(_wire(spec))
+
+
+def tool_definitions(tools: Iterable[BaseTool]) -> list[mcp_types.Tool]:
+    """The ``tools/list`` entries for ``tools`` (non-object output schemas wrapped, as MCP requires)."""
+    return [_definition(t.spec) for t in tools]
+
+
+def _binary(part: Any) -> bool:
+    return isinstance(part, ImagePart | AudioPart) or (isinstance(part, ResourcePart) and part.blob is not None)
+
+
+def _fenced_resource(part: ResourcePart, outcome: ToolOutcome) -> ContentBlock:
+    """An embedded text resource whose text is fenced like the content (its text is in the content too)."""
+    nonce = outcome.meta.get("fence")
+    text = fence(part.text or "", tool=outcome.name, nonce=nonce) if isinstance(nonce, str) else part.text or ""
+    return mcp_types.EmbeddedResource(type="resource", resource=mcp_types.TextResourceContents(
+        uri=part.uri, mime_type=part.mime_type, text=text))
+
+
+def _external_structured(outcome: ToolOutcome, data: Any) -> tuple[Any, str | None]:
+    """An external tool's structured content, fenced and held to the text's limit, or None and why not."""
+    nonce = outcome.meta.get("fence")
+    if not isinstance(nonce, str):
+        return None, "withheld: the output of this external tool was not fenced"
+    try:
+        fenced = fence_strings(data, tool=outcome.name, nonce=nonce)
+    except ValueError as exc:
+        return None, f"withheld: {exc}"
+    limit = outcome.meta.get("max_chars")
+    size = len(JsonPart(fenced).render())
+    if isinstance(limit, int) and size > limit:
+        return None, (f"withheld: {size:,} characters once fenced, over the output limit of {limit:,} "
+                      "(the text content has the data, fenced and cut to the limit)")
+    return fenced, None
+
+
+def _structured(outcome: ToolOutcome, spec: ToolSpec | None) -> tuple[Any, str | None]:
+    """The structured content to send, and why it was withheld when it was."""
+    result = outcome.result
+    if result is None or spec is None:
+        return None, None
+    if spec.trust is Trust.EXTERNAL:
+        data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
+        return _external_structured(outcome, data) if isinstance(data, dict) else (None, None)
+    if spec.output_schema is not None and not _describes_a_part(spec.output_schema):
+        return structured_of(result.parts, _wire(spec).get("outputSchema"), WRAP_MARKER), None
+    data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
+    return (data if isinstance(data, dict) else None), None
+
+
+def outcome_to_mcp(outcome: ToolOutcome, spec: ToolSpec | None) -> mcp_types.CallToolResult:
+    """The ``tools/call`` answer for one outcome (see the module docstring)."""
+    result = outcome.result
+    if outcome.error is not None or result is None:
+        meta = {ERROR_META_KEY: outcome.error.to_dict()} if outcome.error is not None else None
+        return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=outcome.content)],
+                                        is_error=True, _meta=meta)
+    blocks: list[ContentBlock]
+    if outcome.content == result.text:
+        blocks = [part_to_mcp(p) for p in result.parts]
+    else:
+        text: list[ContentBlock] = [mcp_types.TextContent(type="text", text=outcome.content)]
+        blocks = text + [part_to_mcp(p) for p in result.parts if _binary(p)]
+        blocks += [_fenced_resource(p, outcome) for p in result.parts
+                   if isinstance(p, ResourcePart) and p.text is not None]
+    if not blocks:
+        blocks = [mcp_types.TextContent(type="text", text="")]
+    structured, withheld = _structured(outcome, spec)
+    note = {STRUCTURED_META_KEY: withheld} if withheld is not None else None
+    return mcp_types.CallToolResult(content=blocks, structured_content=structured, is_error=result.is_error,
+                                    _meta=note)
