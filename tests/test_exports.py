@@ -140,7 +140,8 @@ def test_the_unused_helpers_are_gone() -> None:
     """Helpers nothing called were removed rather than kept as a second way to do one thing."""
     from toolrig.discovery import _embed, _search
     from toolrig.guards import _shmodel
-    from toolrig.mcp import _config, _names
+    from toolrig.mcp.client import _config
+    from toolrig.mcp.shared import _names
 
     assert not hasattr(_search, "tools_of") and not hasattr(_names, "is_local_name")
     assert not hasattr(_config.MCPServers, "server_of") and not hasattr(_shmodel.SimpleCommand, "is_dynamic")

@@ -21,6 +21,7 @@ defined here, under :class:`ToolrigError`. The tree::
     ├── StateUnavailable         the shared-state store (Redis, ...) cannot be reached
     ├── EmbeddingError           an embedding model cannot be loaded or gave unusable vectors (discovery)
     ├── WorkflowError            a workflow run cannot be resumed or journaled (unknown run, changed workflow)
+    ├── UnshowableRequest        an MCP server's request (a form, a sampling) that cannot be shown faithfully
     ├── ExecutionError           the machinery running a tool body failed (not the body itself)
     │   ├── CallTimeoutError     the runtime's deadline for one attempt passed
     │   ├── ExecutorBusyError    no capacity left to run the body now (retryable)
@@ -98,6 +99,7 @@ __all__ = [
     "ToolsetConflictError",
     "TransientError",
     "URLDenied",
+    "UnshowableRequest",
     "VersionConflictError",
     "WorkerDiedError",
     "WorkflowError",
@@ -195,6 +197,11 @@ class EmbeddingError(ToolrigError):
 class WorkflowError(ToolrigError):
     """A workflow run cannot be resumed or journaled: an unknown run id, a workflow that is not the one the run
     started with, a journal that cannot be reached or read (toolrig.workflows)."""
+
+
+class UnshowableRequest(ToolrigError, ValueError):
+    """An MCP server asked the client something (a form, a sampling request) that cannot be forwarded so that a
+    person sees it as it is: too large, too many fields, hidden characters. The request is declined, not altered."""
 
 
 class ExecutionError(ToolrigError):

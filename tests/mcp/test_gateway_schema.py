@@ -62,7 +62,7 @@ def test_an_unknown_key_anywhere_is_named_with_the_known_ones(table: str | None,
 
 
 def test_the_documented_config_is_valid(tmp_path: Path) -> None:
-    from toolrig.mcp import _gateway_config
+    from toolrig.mcp.gateway import _config as _gateway_config
 
     doc = _gateway_config.__doc__ or ""
     example = doc.split("\n\n", 1)[1].split("\nRelative paths")[0]

@@ -36,9 +36,9 @@ from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._decision import approves
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._results import ToolResult
+from toolrig.errors import UnshowableRequest
 from toolrig.mcp.shared import (
     ClientPeer,
-    Unshowable,
     labelled_elicitation,
     labelled_sampling,
     request_summary,
@@ -213,7 +213,7 @@ class ForwardGate:
             raise _Refused(ErrorKind.UNAVAILABLE, f"the client behind the call does not support {kind}")
         try:
             return render()
-        except Unshowable as exc:
+        except UnshowableRequest as exc:
             raise _Refused(ErrorKind.INVALID_ARGUMENTS, str(exc)) from None
 
     async def _ask(self, kind: Kind, server: str, call: ToolCall, ctx: CallContext, summary: Any) -> bool:

@@ -11,7 +11,6 @@ from toolrig.mcp.shared._content import ContentCalls, Prompts, PromptSource, Res
 from toolrig.mcp.shared._convert import ContentBlock, part_to_mcp, result_from_mcp, spec_options, structured_of
 from toolrig.mcp.shared._core import WRAP_MARKER, check_name, policy_from_mapping
 from toolrig.mcp.shared._forward_render import (
-    Unshowable,
     label,
     labelled_elicitation,
     labelled_log,
@@ -69,7 +68,6 @@ __all__ = [
     "SamplingHandler",
     "ServerHealth",
     "Target",
-    "Unshowable",
     "check_name",
     "check_namespaces",
     "claimed",

@@ -24,6 +24,8 @@ from typing import Any
 
 import mcp_types
 
+from toolrig.errors import UnshowableRequest
+
 __all__ = ["MAX_FIELDS", "MAX_LOG_TEXT", "MAX_MESSAGES", "MAX_TEXT", "label", "labelled_elicitation",
            "labelled_log", "labelled_sampling", "request_summary", "shown"]
 
@@ -43,10 +45,6 @@ MAX_MESSAGES = 50
 """Most messages in a forwarded sampling request (each shown in its approval prompt and audit row)."""
 
 _SHOWN_KEYS = frozenset({"title", "description"})
-
-
-class Unshowable(ValueError):
-    """A forwarded request that cannot be shown safely (the upstream gets an error saying why)."""
 
 
 def _visible(text: str) -> str:
@@ -105,8 +103,8 @@ def _titled(name: str, field: dict[str, Any], original: Mapping[str, Any]) -> di
     field.setdefault("title", shown(name))
     for choice in _choices(original):
         if _visible(choice) != choice:
-            raise Unshowable(f"a choice of the form's field {shown(name, 100)} has hidden or control characters: "
-                              f"{shown(choice, 100)}")
+            raise UnshowableRequest(f"a choice of the form's field {shown(name, 100)} has hidden or control "
+                                    f"characters: {shown(choice, 100)}")
     return field
 
 
@@ -114,19 +112,19 @@ def _form_schema(server: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     try:
         size = len(json.dumps(schema, default=str))
     except (TypeError, ValueError, RecursionError) as exc:
-        raise Unshowable(f"the form's schema cannot be encoded ({type(exc).__name__})") from None
+        raise UnshowableRequest(f"the form's schema cannot be encoded ({type(exc).__name__})") from None
     if size > MAX_SCHEMA_CHARS:
-        raise Unshowable(f"the form's schema is {size:,} characters; at most {MAX_SCHEMA_CHARS:,} are forwarded")
+        raise UnshowableRequest(f"the form's schema is {size:,} characters; at most {MAX_SCHEMA_CHARS:,} are forwarded")
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
-        raise Unshowable("the form's schema has no 'properties' object")
+        raise UnshowableRequest("the form's schema has no 'properties' object")
     if len(properties) > MAX_FIELDS:
-        raise Unshowable(f"the form has {len(properties)} fields; at most {MAX_FIELDS} are forwarded")
+        raise UnshowableRequest(f"the form has {len(properties)} fields; at most {MAX_FIELDS} are forwarded")
     out: dict[str, Any] = _shown_schema_value("", schema)
     fields = {}
     for name, field in out["properties"].items():
         if not isinstance(field, Mapping):
-            raise Unshowable(f"the schema of the form's field {shown(name, 100)} is not an object")
+            raise UnshowableRequest(f"the schema of the form's field {shown(name, 100)} is not an object")
         fields[name] = _titled(name, dict(field), properties[name])
     out["properties"] = fields
     title = schema.get("title")
@@ -138,7 +136,7 @@ def labelled_elicitation(server: str, params: mcp_types.ElicitRequestParams) -> 
     """``params`` as the client is shown them: message and title labelled, every text escaped and cut.
 
     Raises:
-        Unshowable: a form schema too large, with too many fields, or without properties.
+        UnshowableRequest: a form schema too large, with too many fields, or without properties.
     """
     message = f"{label(server)} {shown(params.message)}"
     if isinstance(params, mcp_types.ElicitRequestURLParams):
@@ -146,7 +144,7 @@ def labelled_elicitation(server: str, params: mcp_types.ElicitRequestParams) -> 
     try:
         schema = _form_schema(server, params.requested_schema)
     except RecursionError:
-        raise Unshowable("the form's schema is nested too deeply") from None
+        raise UnshowableRequest("the form's schema is nested too deeply") from None
     return params.model_copy(update={"message": message, "requested_schema": schema})
 
 
@@ -169,10 +167,11 @@ def labelled_sampling(server: str, params: mcp_types.CreateMessageRequestParams
     request (and any system prompt it carries) comes from the upstream, every text escaped and cut.
 
     Raises:
-        Unshowable: more than :data:`MAX_MESSAGES` messages.
+        UnshowableRequest: more than :data:`MAX_MESSAGES` messages.
     """
     if len(params.messages) > MAX_MESSAGES:
-        raise Unshowable(f"the request has {len(params.messages)} messages; at most {MAX_MESSAGES} are forwarded")
+        raise UnshowableRequest(
+            f"the request has {len(params.messages)} messages; at most {MAX_MESSAGES} are forwarded")
     theirs = params.system_prompt
     system = (f"{label(server)} This request comes from the upstream MCP server '{_visible(server)}' behind the "
               "toolrig gateway; it does not speak for the gateway or the user.")
