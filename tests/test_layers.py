@@ -139,7 +139,6 @@ def test_test_modules_have_unique_names() -> None:
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
 
 
-
 def test_mcp_is_only_its_four_layers() -> None:
     """``toolrig.mcp`` holds its ``__init__`` and four sub-packages (gateway, server, client, shared), each a layer
     of the ``mcp-layers`` contract: a module added at its top would sit outside every layer."""
@@ -147,10 +146,3 @@ def test_mcp_is_only_its_four_layers() -> None:
     assert {p.name for p in mcp.iterdir() if p.is_file() and p.suffix == ".py"} == {"__init__.py"}
     parts = {p.name for p in mcp.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert parts == set(_contracts()["mcp-layers"]["layers"])  # type: ignore[arg-type]
-
-
-def test_test_files_have_unique_names() -> None:
-    """pytest imports test modules by their base name (the test folders are not packages): two files called
-    ``test_x.py`` in different folders stop the whole run at collection."""
-    names = [p.name for p in (REPO / "tests").rglob("test_*.py")]
-    assert sorted({n for n in names if names.count(n) > 1}) == []
