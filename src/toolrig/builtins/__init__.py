@@ -26,6 +26,14 @@ from toolrig.builtins._documents import ReadDocument, document_tool
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._html import html_to_text
+from toolrig.builtins._memory import Forget, Memories, Ranker, Recall, Remember, bm25_ranker, memory_tools
+from toolrig.builtins._memstore import (
+    MemoryRecord,
+    MemoryStore,
+    SqliteMemoryStore,
+    default_memory_path,
+    open_memory_store,
+)
 from toolrig.builtins._python import PythonTool, python_tool
 from toolrig.builtins._roots import PROJECT_MARKERS, implicit_root_problem, is_project_folder
 from toolrig.builtins._search import (
@@ -46,17 +54,27 @@ __all__ = [
     "SHELL_ENV",
     "BraveProvider",
     "Confined",
+    "Forget",
     "HttpFetch",
+    "Memories",
+    "MemoryRecord",
+    "MemoryStore",
     "PythonTool",
+    "Ranker",
     "ReadDocument",
+    "Recall",
+    "Remember",
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
     "Shell",
+    "SqliteMemoryStore",
     "TavilyProvider",
     "WebSearch",
+    "bm25_ranker",
     "calculator",
     "current_time",
+    "default_memory_path",
     "default_tools",
     "document_tool",
     "evaluate",
@@ -66,6 +84,8 @@ __all__ = [
     "implicit_root_problem",
     "is_project_folder",
     "load_bundle",
+    "memory_tools",
+    "open_memory_store",
     "python_tool",
     "read_bundle",
     "shell_tool",
