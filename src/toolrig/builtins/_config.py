@@ -14,6 +14,8 @@ mapping of the options of its factory)::
     shell: false             # shell_tool(root, allow=[...], ask=[...], deny=[...], timeout=..., max_timeout=...,
                              #            network=..., env={...}, max_output_chars=...)
     python: false            # python_tool(timeout=..., network=..., max_output_chars=...)
+    memory: false            # memory_tools(store="path.db" | "redis://..." | "postgresql://...", max_chars=...,
+                             #              max_count=..., max_tags=..., share_across_agents=..., require_user=...)
     web_search: false        # {provider: searxng | brave | tavily, url: ..., api_key: ... or api_key_env: NAME,
                              #  max_results: ..., timeout: ..., attempts: ...}
     bundles: []              # YAML command bundles: paths, or {path: ..., allow_unsandboxed: true}
@@ -37,6 +39,7 @@ from toolrig.builtins._clock import current_time
 from toolrig.builtins._documents import document_tool
 from toolrig.builtins._fetch import http_fetch_tool
 from toolrig.builtins._files import file_tools
+from toolrig.builtins._memory import memory_tools
 from toolrig.builtins._python import python_tool
 from toolrig.builtins._search import BraveProvider, SearchProvider, SearxngProvider, TavilyProvider, web_search_tool
 from toolrig.builtins._shell import shell_tool
@@ -97,13 +100,17 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "shell": (False, lambda root, **o: [shell_tool(root, **o)], shell_tool),
     "python": (False, lambda root, **o: [python_tool(**o)], python_tool),
     "web_search": (False, _search, lambda **o: None),
+    "memory": (False, lambda root, **o: memory_tools(**o), memory_tools),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""
 
 
+_NOT_OPTIONS = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits", "redactor", "ranker")
+
+
 def _check_options(section: str, factory: Callable[..., Any], options: Mapping[str, Any],
-                   skip: Iterable[str] = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits")) -> None:
+                   skip: Iterable[str] = _NOT_OPTIONS) -> None:
     parameters = inspect.signature(factory).parameters
     if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         return

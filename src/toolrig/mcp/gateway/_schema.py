@@ -98,6 +98,7 @@ class BuiltinsTable(_Table):
     shell: bool | dict[str, Any] | None = None
     python: bool | dict[str, Any] | None = None
     web_search: bool | dict[str, Any] | None = None
+    memory: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 
