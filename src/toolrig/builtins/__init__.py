@@ -46,6 +46,7 @@ from toolrig.builtins._search import (
     web_search_tool,
 )
 from toolrig.builtins._shell import SHELL_ENV, Shell, shell_tool
+from toolrig.builtins._todo import TodoItem, TodoRead, TodoWrite, todo_tools
 
 __all__ = [
     "CONFIG_KEYS",
@@ -70,6 +71,9 @@ __all__ = [
     "Shell",
     "SqliteMemoryStore",
     "TavilyProvider",
+    "TodoItem",
+    "TodoRead",
+    "TodoWrite",
     "WebSearch",
     "bm25_ranker",
     "calculator",
@@ -90,6 +94,7 @@ __all__ = [
     "read_bundle",
     "shell_tool",
     "time_in",
+    "todo_tools",
     "tools_from_config",
     "web_search_tool",
 ]

@@ -16,6 +16,7 @@ mapping of the options of its factory)::
     python: false            # python_tool(timeout=..., network=..., max_output_chars=...)
     memory: false            # memory_tools(store="path.db" | "redis://..." | "postgresql://...", max_chars=...,
                              #              max_count=..., max_tags=..., share_across_agents=..., require_user=...)
+    todo: false              # todo_tools(max_items=..., ttl=..., max_sessions=...)
     web_search: false        # {provider: searxng | brave | tavily, url: ..., api_key: ... or api_key_env: NAME,
                              #  max_results: ..., timeout: ..., attempts: ...}
     bundles: []              # YAML command bundles: paths, or {path: ..., allow_unsandboxed: true}
@@ -43,6 +44,7 @@ from toolrig.builtins._memory import memory_tools
 from toolrig.builtins._python import python_tool
 from toolrig.builtins._search import BraveProvider, SearchProvider, SearxngProvider, TavilyProvider, web_search_tool
 from toolrig.builtins._shell import shell_tool
+from toolrig.builtins._todo import todo_tools
 from toolrig.errors import ConfigError
 
 __all__ = ["CONFIG_KEYS", "default_tools", "tools_from_config"]
@@ -101,6 +103,7 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "python": (False, lambda root, **o: [python_tool(**o)], python_tool),
     "web_search": (False, _search, lambda **o: None),
     "memory": (False, lambda root, **o: memory_tools(**o), memory_tools),
+    "todo": (False, lambda root, **o: todo_tools(**o), todo_tools),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""

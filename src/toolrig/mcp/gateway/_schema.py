@@ -99,6 +99,7 @@ class BuiltinsTable(_Table):
     python: bool | dict[str, Any] | None = None
     web_search: bool | dict[str, Any] | None = None
     memory: bool | dict[str, Any] | None = None
+    todo: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 
