@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from toolrig.builtins._bundle import load_bundle, read_bundle
 from toolrig.builtins._calculator import MAX_INT_BITS, calculator, evaluate
+from toolrig.builtins._clarify import AskCallback, AskUser, UserAsker, clarify_tool, find_asker
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._config import CONFIG_KEYS, default_tools, tools_from_config
 from toolrig.builtins._confined import Confined
@@ -53,6 +54,8 @@ __all__ = [
     "MAX_INT_BITS",
     "PROJECT_MARKERS",
     "SHELL_ENV",
+    "AskCallback",
+    "AskUser",
     "BraveProvider",
     "Confined",
     "Forget",
@@ -74,15 +77,18 @@ __all__ = [
     "TodoItem",
     "TodoRead",
     "TodoWrite",
+    "UserAsker",
     "WebSearch",
     "bm25_ranker",
     "calculator",
+    "clarify_tool",
     "current_time",
     "default_memory_path",
     "default_tools",
     "document_tool",
     "evaluate",
     "file_tools",
+    "find_asker",
     "html_to_text",
     "http_fetch_tool",
     "implicit_root_problem",

@@ -16,6 +16,7 @@ mapping of the options of its factory)::
     python: false            # python_tool(timeout=..., network=..., max_output_chars=...)
     memory: false            # memory_tools(store="path.db" | "redis://..." | "postgresql://...", max_chars=...,
                              #              max_count=..., max_tags=..., share_across_agents=..., require_user=...)
+    clarify: false           # clarify_tool(timeout=..., max_chars=..., max_choices=...): asks through MCP elicitation
     todo: false              # todo_tools(max_items=..., ttl=..., max_sessions=...)
     web_search: false        # {provider: searxng | brave | tavily, url: ..., api_key: ... or api_key_env: NAME,
                              #  max_results: ..., timeout: ..., attempts: ...}
@@ -36,6 +37,7 @@ from typing import Any
 from toolrig import BaseTool
 from toolrig.builtins._bundle import read_bundle
 from toolrig.builtins._calculator import calculator
+from toolrig.builtins._clarify import clarify_tool
 from toolrig.builtins._clock import current_time
 from toolrig.builtins._documents import document_tool
 from toolrig.builtins._fetch import http_fetch_tool
@@ -104,12 +106,13 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "web_search": (False, _search, lambda **o: None),
     "memory": (False, lambda root, **o: memory_tools(**o), memory_tools),
     "todo": (False, lambda root, **o: todo_tools(**o), todo_tools),
+    "clarify": (False, lambda root, **o: [clarify_tool(**o)], clarify_tool),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""
 
 
-_NOT_OPTIONS = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits", "redactor", "ranker")
+_NOT_OPTIONS = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits", "redactor", "ranker", "ask")
 
 
 def _check_options(section: str, factory: Callable[..., Any], options: Mapping[str, Any],

@@ -100,6 +100,7 @@ class BuiltinsTable(_Table):
     web_search: bool | dict[str, Any] | None = None
     memory: bool | dict[str, Any] | None = None
     todo: bool | dict[str, Any] | None = None
+    clarify: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 
