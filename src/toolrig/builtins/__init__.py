@@ -23,6 +23,7 @@ from toolrig.builtins._clarify import AskCallback, AskUser, UserAsker, clarify_t
 from toolrig.builtins._clock import current_time, time_in
 from toolrig.builtins._config import CONFIG_KEYS, default_tools, tools_from_config
 from toolrig.builtins._confined import Confined
+from toolrig.builtins._crawl import Crawl, crawl_tool
 from toolrig.builtins._documents import ReadDocument, document_tool
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
@@ -58,6 +59,7 @@ __all__ = [
     "AskUser",
     "BraveProvider",
     "Confined",
+    "Crawl",
     "Forget",
     "HttpFetch",
     "Memories",
@@ -82,6 +84,7 @@ __all__ = [
     "bm25_ranker",
     "calculator",
     "clarify_tool",
+    "crawl_tool",
     "current_time",
     "default_memory_path",
     "default_tools",

@@ -17,6 +17,9 @@ mapping of the options of its factory)::
     memory: false            # memory_tools(store="path.db" | "redis://..." | "postgresql://...", max_chars=...,
                              #              max_count=..., max_tags=..., share_across_agents=..., require_user=...)
     clarify: false           # clarify_tool(timeout=..., max_chars=..., max_choices=...): asks through MCP elicitation
+    crawl: false             # crawl_tool(max_bytes=..., timeout=..., delay=..., max_delay=..., max_pages=...,
+                             #            page_chars=..., max_chars=..., allow_private=..., allowed_ports=[...],
+                             #            allow_endpoints=[...], user_agent=...)
     todo: false              # todo_tools(max_items=..., ttl=..., max_sessions=...)
     web_search: false        # {provider: searxng | brave | tavily, url: ..., api_key: ... or api_key_env: NAME,
                              #  max_results: ..., timeout: ..., attempts: ...}
@@ -39,6 +42,7 @@ from toolrig.builtins._bundle import read_bundle
 from toolrig.builtins._calculator import calculator
 from toolrig.builtins._clarify import clarify_tool
 from toolrig.builtins._clock import current_time
+from toolrig.builtins._crawl import crawl_tool
 from toolrig.builtins._documents import document_tool
 from toolrig.builtins._fetch import http_fetch_tool
 from toolrig.builtins._files import file_tools
@@ -107,6 +111,7 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "memory": (False, lambda root, **o: memory_tools(**o), memory_tools),
     "todo": (False, lambda root, **o: todo_tools(**o), todo_tools),
     "clarify": (False, lambda root, **o: [clarify_tool(**o)], clarify_tool),
+    "crawl": (False, lambda root, **o: [crawl_tool(**o)], crawl_tool),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""

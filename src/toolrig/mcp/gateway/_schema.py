@@ -101,6 +101,7 @@ class BuiltinsTable(_Table):
     memory: bool | dict[str, Any] | None = None
     todo: bool | dict[str, Any] | None = None
     clarify: bool | dict[str, Any] | None = None
+    crawl: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 
