@@ -25,6 +25,7 @@ from toolrig.builtins._config import CONFIG_KEYS, default_tools, tools_from_conf
 from toolrig.builtins._confined import Confined
 from toolrig.builtins._crawl import Crawl, crawl_tool
 from toolrig.builtins._documents import ReadDocument, document_tool
+from toolrig.builtins._email import SendEmail, email_tool
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._html import html_to_text
@@ -73,6 +74,7 @@ __all__ = [
     "SearchProvider",
     "SearchResult",
     "SearxngProvider",
+    "SendEmail",
     "Shell",
     "SqliteMemoryStore",
     "TavilyProvider",
@@ -89,6 +91,7 @@ __all__ = [
     "default_memory_path",
     "default_tools",
     "document_tool",
+    "email_tool",
     "evaluate",
     "file_tools",
     "find_asker",

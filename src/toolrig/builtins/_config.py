@@ -20,6 +20,8 @@ mapping of the options of its factory)::
     crawl: false             # crawl_tool(max_bytes=..., timeout=..., delay=..., max_delay=..., max_pages=...,
                              #            page_chars=..., max_chars=..., allow_private=..., allowed_ports=[...],
                              #            allow_endpoints=[...], user_agent=...)
+    email: false             # email_tool(smtp_url=..., sender=..., allowed_recipients=[...], password_env=...,
+                             #            timeout=..., max_recipients=..., max_subject=..., max_body=...)
     todo: false              # todo_tools(max_items=..., ttl=..., max_sessions=...)
     web_search: false        # {provider: searxng | brave | tavily, url: ..., api_key: ... or api_key_env: NAME,
                              #  max_results: ..., timeout: ..., attempts: ...}
@@ -44,6 +46,7 @@ from toolrig.builtins._clarify import clarify_tool
 from toolrig.builtins._clock import current_time
 from toolrig.builtins._crawl import crawl_tool
 from toolrig.builtins._documents import document_tool
+from toolrig.builtins._email import email_tool
 from toolrig.builtins._fetch import http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._memory import memory_tools
@@ -112,6 +115,7 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "todo": (False, lambda root, **o: todo_tools(**o), todo_tools),
     "clarify": (False, lambda root, **o: [clarify_tool(**o)], clarify_tool),
     "crawl": (False, lambda root, **o: [crawl_tool(**o)], crawl_tool),
+    "email": (False, lambda root, **o: [email_tool(**o)], email_tool),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""

@@ -102,6 +102,7 @@ class BuiltinsTable(_Table):
     todo: bool | dict[str, Any] | None = None
     clarify: bool | dict[str, Any] | None = None
     crawl: bool | dict[str, Any] | None = None
+    email: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 
