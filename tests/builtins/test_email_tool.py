@@ -146,7 +146,7 @@ def test_whatever_the_model_sends_only_allowed_recipients_get_mail(smtp: tuple[M
 
 
 def test_config_and_bad_settings(smtp: tuple[Mailbox, int]) -> None:
-    box, port = smtp
+    _box, port = smtp
     tools = tools_from_config({"files": False, "calculator": False, "current_time": False,
                                "email": {"smtp_url": f"smtp://127.0.0.1:{port}", "sender": "agent@example.org",
                                          "allowed_recipients": ["alice@example.org"]}})
