@@ -37,6 +37,7 @@ from toolrig.builtins._memstore import (
     default_memory_path,
     open_memory_store,
 )
+from toolrig.builtins._ocr import ReadImageText, ocr_tool, sniff_image
 from toolrig.builtins._python import PythonTool, python_tool
 from toolrig.builtins._roots import PROJECT_MARKERS, implicit_root_problem, is_project_folder
 from toolrig.builtins._search import (
@@ -69,6 +70,7 @@ __all__ = [
     "PythonTool",
     "Ranker",
     "ReadDocument",
+    "ReadImageText",
     "Recall",
     "Remember",
     "SearchProvider",
@@ -101,10 +103,12 @@ __all__ = [
     "is_project_folder",
     "load_bundle",
     "memory_tools",
+    "ocr_tool",
     "open_memory_store",
     "python_tool",
     "read_bundle",
     "shell_tool",
+    "sniff_image",
     "time_in",
     "todo_tools",
     "tools_from_config",

@@ -9,6 +9,8 @@ mapping of the options of its factory)::
     calculator: true
     current_time: true
     documents: false         # document_tool(root, max_bytes=..., max_pages=..., max_rows=..., max_chars=...)
+    ocr: false               # ocr_tool(root, max_bytes=..., languages="eng", max_pixels=..., max_pages=...,
+                             #          max_images=..., max_chars=..., timeout=..., tesseract=...)
     http_fetch: false        # http_fetch_tool(allow_private=..., max_bytes=..., timeout=..., max_chars=...,
                              #                 allowed_ports=[...], allow_endpoints=[...])
     shell: false             # shell_tool(root, allow=[...], ask=[...], deny=[...], timeout=..., max_timeout=...,
@@ -50,6 +52,7 @@ from toolrig.builtins._email import email_tool
 from toolrig.builtins._fetch import http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._memory import memory_tools
+from toolrig.builtins._ocr import ocr_tool
 from toolrig.builtins._python import python_tool
 from toolrig.builtins._search import BraveProvider, SearchProvider, SearxngProvider, TavilyProvider, web_search_tool
 from toolrig.builtins._shell import shell_tool
@@ -116,6 +119,7 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "clarify": (False, lambda root, **o: [clarify_tool(**o)], clarify_tool),
     "crawl": (False, lambda root, **o: [crawl_tool(**o)], crawl_tool),
     "email": (False, lambda root, **o: [email_tool(**o)], email_tool),
+    "ocr": (False, lambda root, **o: [ocr_tool(root, **o)], ocr_tool),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""

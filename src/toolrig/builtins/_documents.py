@@ -74,7 +74,7 @@ class ReadDocument(Tool):
         return head + (text or "(no text found: a scanned or empty document?)")
 
 
-def document_tool(root: str | Path = ".", *, max_bytes: int = 20 * 1024 * 1024, max_pages: int = 50,
+def document_tool(root: str | Path = ".", *, max_bytes: int = 10 * 1024 * 1024, max_pages: int = 50,
                   max_rows: int = 2000, max_chars: int = 50_000, max_unpacked: int = 100 * 1024 * 1024,
                   files: Confined | None = None) -> ReadDocument:
     """The ``read_document(path)`` tool, confined to ``root``.

@@ -103,6 +103,7 @@ class BuiltinsTable(_Table):
     clarify: bool | dict[str, Any] | None = None
     crawl: bool | dict[str, Any] | None = None
     email: bool | dict[str, Any] | None = None
+    ocr: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 
