@@ -199,3 +199,17 @@ def test_the_contract_on_sqlite_and_unknown_urls(tmp_path: Path) -> None:
     _contract(open_memory_store(f"sqlite:///{tmp_path / 'c.db'}"))
     with pytest.raises(ValueError, match="memory store ftp"):
         open_memory_store("ftp://x")
+
+
+def test_a_store_inside_the_root_is_refused_by_the_config(tmp_path: Path) -> None:
+    from toolrig.builtins import tools_from_config
+    from toolrig.errors import ConfigError
+
+    root = tmp_path / "project"
+    root.mkdir()
+    for store in (str(root / "m.db"), f"sqlite:///{root / 'sub' / 'm.db'}"):
+        with pytest.raises(ConfigError, match="inside the root"):
+            tools_from_config({"root": str(root), "memory": {"store": store}})
+    names = [t.name for t in tools_from_config({"root": str(root), "files": False, "calculator": False,
+                                                "current_time": False, "memory": {"store": str(tmp_path / "m.db")}})]
+    assert names == ["remember", "recall", "forget"]

@@ -52,6 +52,7 @@ from toolrig.builtins._email import email_tool
 from toolrig.builtins._fetch import http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._memory import memory_tools
+from toolrig.builtins._memstore import default_memory_path
 from toolrig.builtins._ocr import ocr_tool
 from toolrig.builtins._python import python_tool
 from toolrig.builtins._search import BraveProvider, SearchProvider, SearxngProvider, TavilyProvider, web_search_tool
@@ -104,6 +105,17 @@ def _bundles(root: Path, entries: Any) -> list[BaseTool]:
     return tools
 
 
+def _memory(root: Path, **options: Any) -> list[BaseTool]:
+    store = options.get("store")
+    store = str(default_memory_path()) if store is None else store
+    if isinstance(store, str) and ("://" not in store or store.startswith("sqlite:///")):
+        path = Path(store.removeprefix("sqlite:///")).expanduser().resolve()
+        if path.is_relative_to(root.expanduser().resolve()):
+            raise ConfigError(f"memory: the store {store!r} is inside the root {str(root)!r}, where the file tools "
+                              "(and so every caller) could read everyone's memories; put it outside the root")
+    return memory_tools(**options)
+
+
 Section = Callable[..., list[BaseTool]]
 _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "files": (True, file_tools, file_tools),
@@ -114,7 +126,7 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "shell": (False, lambda root, **o: [shell_tool(root, **o)], shell_tool),
     "python": (False, lambda root, **o: [python_tool(**o)], python_tool),
     "web_search": (False, _search, lambda **o: None),
-    "memory": (False, lambda root, **o: memory_tools(**o), memory_tools),
+    "memory": (False, _memory, memory_tools),
     "todo": (False, lambda root, **o: todo_tools(**o), todo_tools),
     "clarify": (False, lambda root, **o: [clarify_tool(**o)], clarify_tool),
     "crawl": (False, lambda root, **o: [crawl_tool(**o)], crawl_tool),

@@ -130,10 +130,11 @@ class Crawl(Tool):
         else:
             if result.status in (401, 403) or result.status >= 500:
                 verdict = f"its robots.txt answered HTTP {result.status}, so the site is not crawled"
-            elif result.status >= 400 or result.truncated:
-                parser.parse([])  # no robots.txt (or an absurd one): everything allowed
-            else:
-                parser.parse(result.text().splitlines())
+            elif result.status >= 400:
+                parser.parse([])  # no robots.txt: everything allowed
+            else:  # a robots.txt over the size cap: its first max_bytes, without the cut last line
+                lines = result.text().splitlines()
+                parser.parse(lines[:-1] if result.truncated else lines)
                 found = parser.crawl_delay(self.user_agent)
                 if found is not None:
                     run.delays[origin] = min(max(float(found), self.delay), self.max_delay)

@@ -118,7 +118,7 @@ class ReadImageText(Tool):
 
     def _pdf(self, data: bytes, path: str) -> str:
         from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
+        from pypdf.errors import PyPdfError
 
         try:
             reader = PdfReader(io.BytesIO(data))
@@ -133,7 +133,7 @@ class ReadImageText(Tool):
                     text = "\n".join(self._ocr(self._png(i.image, f"an image on page {number}")) for i in images
                                      if i.image is not None)
                 out.append(f"[page {number}]\n{text or '(no text found)'}")
-        except (PdfReadError, OSError, ValueError, KeyError) as exc:
+        except (PyPdfError, OSError, ValueError, KeyError, NotImplementedError) as exc:
             raise ToolFailure(f"{path!r} is a damaged PDF: {exc}") from None
         return "\n\n".join(out)
 
