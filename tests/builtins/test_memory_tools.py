@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolrig import CallContext, ErrorKind, Permission, Runtime, ToolCall, ToolOutcome
-from toolrig.builtins import MemoryStore, bm25_ranker, memory_tools, open_memory_store
+from toolrig.builtins import Bm25Ranker, MemoryStore, memory_tools, open_memory_store
 
 SECRET = "ghp_" + "Z" * 36
 
@@ -130,7 +130,7 @@ def test_recall_ranks_by_bm25_and_requires_users_when_asked(tmp_path: Path) -> N
     strict = runtime(tmp_path / "m.db", require_user=True)
     refused = call(strict, "remember", None, text="who am I")
     assert refused.error is not None and "authenticated user" in refused.error.message
-    assert bm25_ranker("x", []) == []
+    assert Bm25Ranker()("x", []) == []
 
 
 def test_an_injected_ranker_is_used(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from toolrig.builtins._email import SendEmail, email_tool
 from toolrig.builtins._fetch import HttpFetch, http_fetch_tool
 from toolrig.builtins._files import file_tools
 from toolrig.builtins._html import html_to_text
-from toolrig.builtins._memory import Forget, Memories, Ranker, Recall, Remember, bm25_ranker, memory_tools
+from toolrig.builtins._memory import Bm25Ranker, Forget, Memories, Ranker, Recall, Remember, memory_tools
 from toolrig.builtins._memstore import (
     MemoryRecord,
     MemoryStore,
@@ -59,6 +59,7 @@ __all__ = [
     "SHELL_ENV",
     "AskCallback",
     "AskUser",
+    "Bm25Ranker",
     "BraveProvider",
     "Confined",
     "Crawl",
@@ -85,7 +86,6 @@ __all__ = [
     "TodoWrite",
     "UserAsker",
     "WebSearch",
-    "bm25_ranker",
     "calculator",
     "clarify_tool",
     "crawl_tool",

@@ -5,28 +5,31 @@ A memory belongs to the *scope* of the call that stored it: the call's ``user`` 
 built from the caller's credential, never from the arguments). A call without a user is ``anonymous`` (one
 local person, e.g. ``toolrig serve`` over stdio); ``require_user=True`` refuses such calls instead. Secrets
 (:mod:`toolrig.redact`) are replaced before a memory is stored; each memory and each scope are bounded.
-``recall`` ranks with BM25 (bm25s, Snowball stems) unless a ``ranker`` is given.
+``recall`` ranks with BM25 (Snowball stems) unless a ``ranker`` is given.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-import bm25s
 import Stemmer
+from cachetools import LRUCache
 
 from toolrig import BaseTool, CallContext, ModelRetry, Tool, current_context
 from toolrig.builtins._memstore import MemoryRecord, MemoryStore, open_memory_store
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 
-__all__ = ["Forget", "Memories", "Ranker", "Recall", "Remember", "bm25_ranker", "memory_tools"]
+__all__ = ["Bm25Ranker", "Forget", "Memories", "Ranker", "Recall", "Remember", "memory_tools"]
 
 Ranker = Callable[[str, Sequence[str]], Sequence[float]]
 """``(query, documents) -> one score per document`` (higher is better; 0 or less: no match)."""
@@ -35,22 +38,47 @@ _WORDS = re.compile(r"\w+", re.UNICODE)
 _ID = re.compile(r"^[0-9a-f]{16}$")
 
 
-def bm25_ranker(query: str, documents: Sequence[str]) -> list[float]:
-    """BM25 scores of ``documents`` for ``query`` (lower-cased words, English Snowball stems)."""
-    stemmer = Stemmer.Stemmer("english")
+class Bm25Ranker:
+    """BM25 scores of documents for a query: lower-cased words, English Snowball stems (PyStemmer).
 
-    def tokens(text: str) -> list[str]:
-        return list(stemmer.stemWords(_WORDS.findall(text.lower())))
+    Scored directly over the few thousand short memories of one owner; each document's stems are kept in a
+    bounded LRU (memories do not change), so a recall over 1,000 memories costs a few milliseconds.
 
-    if not documents:
-        return []
-    query_tokens = tokens(query)
-    model = bm25s.BM25()
-    model.index([tokens(d) or [""] for d in documents], show_progress=False)
-    known = [t for t in query_tokens if t in model.vocab_dict and t]
-    if not known:
-        return [0.0] * len(documents)
-    return [float(s) for s in model.get_scores(known)]
+    Args:
+        k1, b: the BM25 parameters.
+        cache: documents whose stems are kept.
+    """
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75, cache: int = 20_000) -> None:
+        self.k1, self.b = k1, b
+        self._stems: LRUCache[str, Counter[str]] = LRUCache(maxsize=cache)
+        self._lock = threading.Lock()
+
+    def _tokens(self, stemmer: Any, text: str) -> Counter[str]:
+        with self._lock:
+            found = self._stems.get(text)
+        if found is None:
+            found = Counter(stemmer.stemWords(_WORDS.findall(text.lower())))
+            with self._lock:
+                self._stems[text] = found
+        return found
+
+    def __call__(self, query: str, documents: Sequence[str]) -> list[float]:
+        stemmer = Stemmer.Stemmer("english")
+        docs = [self._tokens(stemmer, d) for d in documents]
+        terms = set(stemmer.stemWords(_WORDS.findall(query.lower())))
+        scores = [0.0] * len(docs)
+        if not docs or not terms:
+            return scores
+        lengths = [d.total() for d in docs]
+        average = (sum(lengths) / len(docs)) or 1.0
+        for term in terms:
+            having = [i for i, d in enumerate(docs) if term in d]
+            idf = math.log(1 + (len(docs) - len(having) + 0.5) / (len(having) + 0.5))
+            for i in having:
+                tf = docs[i][term]
+                scores[i] += idf * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * lengths[i] / average))
+        return scores
 
 
 class Memories:
@@ -188,12 +216,12 @@ def memory_tools(store: str | Path | MemoryStore | None = None, *, max_chars: in
         share_across_agents: one memory per user for all its agents (default: per user and agent).
         require_user: refuse calls without an authenticated user (default: they share the ``anonymous`` memory).
         redactor: what replaces secrets before a memory is stored.
-        ranker: ``(query, documents) -> scores`` for recall (default :func:`bm25_ranker`).
+        ranker: ``(query, documents) -> scores`` for recall (default: a :class:`Bm25Ranker`).
 
     Raises:
         ConfigError: ``store`` is a URL of an unknown kind.
     """
     memories = Memories(open_memory_store(store), max_chars=max_chars, max_count=max_count, max_tags=max_tags,
                         share_across_agents=share_across_agents, require_user=require_user, redactor=redactor,
-                        ranker=ranker or bm25_ranker)
+                        ranker=ranker or Bm25Ranker())
     return [Remember(memories), Recall(memories), Forget(memories)]
