@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from builtin_helpers import assert_clean, call
 from guard_helpers import Canary, NetworkGuard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolrig import ErrorKind, Permission, Runtime, Trust
 from toolrig.builtins import crawl_tool, tools_from_config
@@ -194,3 +196,46 @@ def test_crawl_from_config(site: Site) -> None:
     tools = tools_from_config({"files": False, "calculator": False, "current_time": False,
                                "crawl": {"allow_endpoints": [f"127.0.0.1:{site.port}"], "delay": 0}})
     assert [t.name for t in tools] == ["crawl"]
+
+
+def test_the_per_site_delay(site: Site) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    tool = crawl_tool(allow_endpoints=[f"127.0.0.1:{site.port}"], delay=0.5, sleep=sleep, clock=lambda: 100.0)
+    call(Runtime([tool], audit=False), "crawl", url=site.url + "/a", max_pages=2)
+    assert waits == [0.5, 0.5]  # robots.txt -> /a -> /b
+
+
+def test_the_crawl_delay_of_robots_txt_is_honoured(canary: Canary) -> None:
+    polite = Site(canary.port, "User-agent: *\nCrawl-delay: 3\nDisallow: /private/\n")
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    try:
+        tool = crawl_tool(allow_endpoints=[f"127.0.0.1:{polite.port}"], delay=0.5, max_delay=10, sleep=sleep,
+                          clock=lambda: 100.0)  # time stands still: every wait is the whole delay
+        outcome = call(Runtime([tool], audit=False), "crawl", url=polite.url + "/a", max_pages=2)
+        assert "Crawled 2 page(s)" in outcome.content
+        assert waits == [3.0, 3.0]  # robots.txt -> /a -> /b: the site's Crawl-delay, once robots.txt is read
+        capped = crawl_tool(allow_endpoints=[f"127.0.0.1:{polite.port}"], delay=0.5, max_delay=2, sleep=sleep,
+                            clock=lambda: 100.0)
+        waits.clear()
+        call(Runtime([capped], audit=False), "crawl", url=polite.url + "/a", max_pages=2)
+        assert waits == [2.0, 2.0]  # capped at max_delay
+    finally:
+        polite.stop()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(url=st.one_of(st.text(max_size=60), st.from_regex(r"https?://[a-z0-9.:@\[\]%/-]{0,40}", fullmatch=True)),
+       pages=st.integers(min_value=-5, max_value=1000))
+def test_any_start_url_ends_cleanly_off_loopback(url: str, pages: int, network_guard: NetworkGuard) -> None:
+    outcome = call(Runtime([crawl_tool(delay=0, timeout=5)], audit=False), "crawl", url=url, max_pages=pages)
+    assert_clean(outcome)
+    assert network_guard.outside == []

@@ -137,7 +137,8 @@ CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""
 
 
-_NOT_OPTIONS = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits", "redactor", "ranker", "ask")
+_NOT_OPTIONS = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits", "redactor", "ranker", "ask",
+                "sleep", "clock")
 
 
 def _check_options(section: str, factory: Callable[..., Any], options: Mapping[str, Any],

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 import urllib.robotparser
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -99,8 +99,9 @@ class Crawl(Tool):
     metadata: ClassVar[dict[str, Any]] = {"breaker": False}
 
     def __init__(self, fetcher: HttpFetch, *, delay: float, max_delay: float, max_pages: int, page_chars: int,
-                 max_chars: int, user_agent: str) -> None:
-        self.fetcher = fetcher
+                 max_chars: int, user_agent: str, sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.fetcher, self.sleep, self.clock = fetcher, sleep, clock
         self.delay, self.max_delay, self.max_pages = delay, max_delay, max_pages
         self.page_chars, self.max_chars, self.user_agent = page_chars, max_chars, user_agent
 
@@ -112,8 +113,10 @@ class Crawl(Tool):
     async def _wait_turn(self, run: _Run, origin: str) -> None:
         wait = run.delays.get(origin, self.delay)
         if origin in run.last and wait > 0:
-            await anyio.sleep(max(0.0, run.last[origin] + wait - time.monotonic()))
-        run.last[origin] = time.monotonic()
+            left = run.last[origin] + wait - self.clock()
+            if left > 0:
+                await self.sleep(left)
+        run.last[origin] = self.clock()
 
     async def _robots(self, run: _Run, origin: str) -> urllib.robotparser.RobotFileParser | URLDenied | str:
         if origin in run.robots:
@@ -226,7 +229,8 @@ def crawl_tool(*, resolver: Resolver | AsyncResolver | None = None, max_bytes: i
                timeout: float = 20.0, delay: float = 1.0, max_delay: float = 10.0, max_pages: int = 100,
                page_chars: int = 5_000, max_chars: int = 50_000, allow_private: bool = False,
                allowed_ports: Iterable[int] | None = None, allow_endpoints: Iterable[str] = (),
-               user_agent: str = "toolrig-crawl") -> BaseTool:
+               user_agent: str = "toolrig-crawl", sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+               clock: Callable[[], float] = time.monotonic) -> BaseTool:
     """The ``crawl(url, max_pages=20, same_site=True)`` tool: SSRF-safe, robots.txt honoured, polite, capped.
 
     Args:
@@ -242,8 +246,9 @@ def crawl_tool(*, resolver: Resolver | AsyncResolver | None = None, max_bytes: i
         allowed_ports: ports that may be connected to (default 80 and 443).
         allow_endpoints: exact ``"address:port"`` pairs allowed although their address is blocked.
         user_agent: sent with every request and matched against robots.txt.
+        sleep, clock: how the delay waits and reads the time (tests inject both).
     """
     fetcher = HttpFetch(resolver=resolver, max_bytes=max_bytes, fetch_timeout=timeout, allow_private=allow_private,
                         allowed_ports=allowed_ports, allow_endpoints=allow_endpoints, user_agent=user_agent)
     return Crawl(fetcher, delay=delay, max_delay=max_delay, max_pages=max_pages, page_chars=page_chars,
-                 max_chars=max_chars, user_agent=user_agent)
+                 max_chars=max_chars, user_agent=user_agent, sleep=sleep, clock=clock)
