@@ -63,7 +63,8 @@ def test_the_builtins_recipe_parses_and_builds(tmp_path: Path) -> None:
     config_file.write_text(block.replace("/var/lib/toolrig/memory.db", str(store)), encoding="utf-8")
     config = load_gateway_config(config_file)
     section = dict(config.builtins or {})
-    section["root"] = str(tmp_path)
+    (tmp_path / "project").mkdir()
+    section["root"] = str(tmp_path / "project")  # the memory store stays outside the root
     names = {t.name for t in tools_from_config(section)}
     assert {"remember", "recall", "forget", "todo_write", "todo_read", "ask_user", "crawl", "send_email",
             "read_image_text"} <= names

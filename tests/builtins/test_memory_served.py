@@ -22,7 +22,8 @@ def _text(result: object) -> str:
 
 
 async def test_two_authenticated_clients_never_share_memories(tmp_path: Path) -> None:
-    store = tmp_path / "memories.db"
+    store = tmp_path / "memories.db"  # outside the root (a store inside it is refused)
+    (tmp_path / "project").mkdir()
     config = tmp_path / "toolrig.toml"
     config.write_text(f"""name = "memory"
 [serve.auth]
@@ -30,7 +31,7 @@ audience = "http://127.0.0.1/mcp"
 tokens = {{ "tok-alice" = "alice", "tok-bob" = "bob" }}
 
 [builtins]
-root = {json.dumps(str(tmp_path))}
+root = {json.dumps(str(tmp_path / "project"))}
 files = false
 memory = {{ store = {json.dumps(str(store))} }}
 

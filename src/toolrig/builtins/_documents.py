@@ -71,7 +71,8 @@ class ReadDocument(Tool):
         if len(text) > self.max_chars:
             return (head + text[:self.max_chars] + f"\n[toolrig: the text has {len(text):,} characters; the first "
                     f"{self.max_chars:,} are shown]")
-        return head + (text or "(no text found: a scanned or empty document?)")
+        return head + (text or "(no text found: a scanned or empty document? read_image_text reads scans with OCR "
+                                "where it is enabled)")
 
 
 def document_tool(root: str | Path = ".", *, max_bytes: int = 10 * 1024 * 1024, max_pages: int = 50,
