@@ -5,10 +5,12 @@ asked, and nothing reaches the server."""
 from __future__ import annotations
 
 import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from email import message_from_bytes
 from email.policy import default
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -163,3 +165,37 @@ def test_an_unreachable_server_is_a_clean_error() -> None:
     rt = runtime(_free_port(), Approvals(True))
     outcome = send(rt, to=["alice@example.org"], subject="Hi", body="b")
     assert outcome.error is not None and "cannot reach the SMTP server" in outcome.error.message
+
+
+@pytest.mark.anyio
+async def test_served_by_toolrig_serve_it_asks_and_an_allow_rule_never_lifts_the_refusals(
+        smtp: tuple[Mailbox, int], tmp_path: Path) -> None:
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+    from served import sdk_client, toolrig_serve
+
+    box, port = smtp
+    (tmp_path / "project").mkdir()
+    email = (f'{{ smtp_url = "smtp://127.0.0.1:{port}", sender = "agent@example.org", '
+             f'allowed_recipients = ["alice@example.org"] }}')
+    base = (f'name = "mail"\n[builtins]\nroot = {json.dumps(str(tmp_path / "project"))}\nfiles = false\n'
+            f'email = {email}\n[runtime]\naudit = false\n')
+    asking = tmp_path / "asking.toml"
+    asking.write_text(base + '[approvals]\nbackend = "deny"\n', encoding="utf-8")  # default preset: it asks; no
+    with toolrig_serve(tmp_path, asking) as served:
+        async with sdk_client(served.url) as client:
+            result = await client.call_tool("send_email", {"to": ["alice@example.org"], "subject": "Hi", "body": "b"})
+    assert result.is_error and "approv" in str(result.content).lower() and box.envelopes == []
+    allowing = tmp_path / "allowing.toml"
+    allowing.write_text(base + '[policy]\nallow = ["send_email"]\n', encoding="utf-8")
+    with toolrig_serve(tmp_path, allowing) as served:
+        async with sdk_client(served.url) as client:
+            injected = await client.call_tool("send_email", {"to": ["alice@example.org"],
+                                                             "subject": "Hi\r\nBcc: mallory@evil.example", "body": "b"})
+            outside = await client.call_tool("send_email", {"to": ["mallory@evil.example"], "subject": "Hi",
+                                                            "body": "b"})
+            assert injected.is_error and outside.is_error and box.envelopes == []
+            sent = await client.call_tool("send_email", {"to": ["alice@example.org"], "subject": "Hi", "body": "b"})
+    assert not sent.is_error
+    assert [(e[0], e[1]) for e in box.envelopes] == [("agent@example.org", ["alice@example.org"])]
