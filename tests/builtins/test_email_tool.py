@@ -182,7 +182,7 @@ async def test_served_by_toolrig_serve_it_asks_and_an_allow_rule_never_lifts_the
     base = (f'name = "mail"\n[builtins]\nroot = {json.dumps(str(tmp_path / "project"))}\nfiles = false\n'
             f'email = {email}\n[runtime]\naudit = false\n')
     asking = tmp_path / "asking.toml"
-    asking.write_text(base + '[approvals]\nbackend = "deny"\n', encoding="utf-8")  # default preset: it asks; no
+    asking.write_text(base + '[approvals]\nbackend = "deny"\n', encoding="utf-8")  # it asks; "no"
     with toolrig_serve(tmp_path, asking) as served:
         async with sdk_client(served.url) as client:
             result = await client.call_tool("send_email", {"to": ["alice@example.org"], "subject": "Hi", "body": "b"})

@@ -35,8 +35,8 @@ from toolrig.builtins._memstore import (
     MemoryStore,
     SqliteMemoryStore,
     default_memory_path,
-    open_memory_store,
 )
+from toolrig.builtins._memstores import open_memory_store
 from toolrig.builtins._ocr import ReadImageText, ocr_tool, sniff_image
 from toolrig.builtins._python import PythonTool, python_tool
 from toolrig.builtins._roots import PROJECT_MARKERS, implicit_root_problem, is_project_folder

@@ -26,7 +26,8 @@ import Stemmer
 from cachetools import LRUCache
 
 from toolrig import BaseTool, CallContext, ModelRetry, Tool, current_context
-from toolrig.builtins._memstore import MemoryRecord, MemoryStore, open_memory_store
+from toolrig.builtins._memstore import MemoryRecord, MemoryStore
+from toolrig.builtins._memstores import open_memory_store
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 
 __all__ = ["Bm25Ranker", "Forget", "Memories", "Ranker", "Recall", "Remember", "memory_tools"]

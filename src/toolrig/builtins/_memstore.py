@@ -20,9 +20,9 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import anyio
 import platformdirs
 
-from toolrig.errors import ConfigError, ToolFailure
+from toolrig.errors import ToolFailure
 
-__all__ = ["MemoryRecord", "MemoryStore", "SqliteMemoryStore", "default_memory_path", "open_memory_store"]
+__all__ = ["MemoryRecord", "MemoryStore", "SqliteMemoryStore", "default_memory_path"]
 
 T = TypeVar("T")
 
@@ -156,29 +156,3 @@ class SqliteMemoryStore:
 def default_memory_path() -> Path:
     """The default SQLite file: ``memory.sqlite3`` in the user's data folder for toolrig."""
     return Path(platformdirs.user_data_dir("toolrig")) / "memory.sqlite3"
-
-
-def open_memory_store(target: str | Path | MemoryStore | None = None) -> MemoryStore:
-    """A store from a path (SQLite), ``sqlite:///path``, a ``redis://`` / ``rediss://`` or ``postgresql://`` URL,
-    a :class:`MemoryStore`, or None (SQLite at :func:`default_memory_path`).
-
-    Raises:
-        ConfigError: a URL of another kind.
-    """
-    if target is None:
-        return SqliteMemoryStore(default_memory_path())
-    if isinstance(target, MemoryStore):
-        return target
-    text = str(target)
-    if text.startswith(("redis://", "rediss://", "unix://")):
-        from toolrig.builtins._memstore_redis import RedisMemoryStore
-
-        return RedisMemoryStore(text)
-    if text.startswith(("postgresql://", "postgres://")):
-        from toolrig.builtins._memstore_postgres import PostgresMemoryStore
-
-        return PostgresMemoryStore(text)
-    if "://" in text and not text.startswith("sqlite:///"):
-        raise ConfigError(f"memory store {text.split('://', 1)[0]}://...: use a file path, sqlite:///, redis:// "
-                          "or postgresql://")
-    return SqliteMemoryStore(text.removeprefix("sqlite:///"))
