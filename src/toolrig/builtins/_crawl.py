@@ -33,6 +33,7 @@ __all__ = ["Crawl", "crawl_tool"]
 
 _HTML = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT = frozenset({"text/plain", "text/markdown"})
+_MAX_SEEN = 10_000  # distinct links one crawl keeps track of (its queue is bounded by it too)
 
 
 def _origin(url: str) -> str:
@@ -198,7 +199,7 @@ class Crawl(Tool):
             queue, seen = deque([start]), {start}
             while queue and len(run.pages) < budget and len(run.pages) + len(run.refused) < budget * 5:
                 for link in await self._visit(run, queue.popleft()):
-                    if link in seen:
+                    if link in seen or len(seen) >= _MAX_SEEN:
                         continue
                     seen.add(link)
                     if same_site and _origin(link) != _origin(start):
