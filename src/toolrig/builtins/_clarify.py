@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import anyio
 
-from toolrig import BaseTool, ModelRetry, Tool, ToolFailure, current_context
+from toolrig import BaseTool, ModelRetry, Tool, ToolAnnotations, ToolFailure, current_context
 
 __all__ = ["AskCallback", "AskUser", "UserAsker", "clarify_tool", "find_asker"]
 
@@ -60,6 +60,8 @@ class AskUser(Tool):
     permission = "readonly"
     timeout = 3600.0  # the wait for a person is bounded by the tool's own ``wait`` (below)
     idempotent = False
+    annotations = ToolAnnotations(title="Ask the user", read_only_hint=True, destructive_hint=False,
+                                  idempotent_hint=False, open_world_hint=False)
     tags = frozenset({"clarify", "builtin"})
     metadata: ClassVar[dict[str, Any]] = {"breaker": False}
 

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 
-from toolrig import BaseTool, CallContext, Decision, Tool, ToolFailure, TransientError
+from toolrig import BaseTool, CallContext, Decision, Tool, ToolAnnotations, ToolFailure, TransientError
 from toolrig.errors import ConfigError
 
 __all__ = ["SendEmail", "email_tool"]
@@ -66,6 +66,8 @@ class SendEmail(Tool):
     name = "send_email"
     permission = "destructive"  # a sent message cannot be taken back
     idempotent = False
+    annotations = ToolAnnotations(title="Send an e-mail", read_only_hint=False, destructive_hint=True,
+                                  idempotent_hint=False, open_world_hint=True)
     timeout = 120.0
     tags = frozenset({"email", "collaboration", "builtin"})
     metadata: ClassVar[dict[str, Any]] = {"breaker": False}

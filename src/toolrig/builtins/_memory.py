@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import Stemmer
 from cachetools import LRUCache
 
-from toolrig import BaseTool, CallContext, ModelRetry, Tool, current_context
+from toolrig import BaseTool, CallContext, ModelRetry, Tool, ToolAnnotations, current_context
 from toolrig.builtins._memstore import MemoryRecord, MemoryStore
 from toolrig.builtins._memstores import open_memory_store
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
@@ -128,6 +128,9 @@ class Remember(Tool):
 
     name = "remember"
     permission = "write"
+    idempotent = False
+    annotations = ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False,
+                                  idempotent_hint=False, open_world_hint=False)
     tags = frozenset({"memory", "builtin"})
     metadata: ClassVar[dict[str, Any]] = {"breaker": False}
 
