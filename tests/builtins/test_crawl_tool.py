@@ -43,15 +43,20 @@ class Site(ThreadingHTTPServer):
     def page(self, path: str) -> tuple[int, dict[str, str], bytes]:
         links = {
             "/": ["/a", "/private/hidden", "/to-other-port", "/to-metadata", "/big", "/file.bin", "/missing",
-                  "https://elsewhere.example/x", "/a#section", "mailto:x@example.org"],
-            "/a": ["/b", "/"],
+                  "https://elsewhere.example/x", "/a#section", "mailto:x@example.org", "/nf", "/hdr"],
+            "/a": ["/b", "/", "/never-rel"],
+            "/nf": ["/never-meta"],
+            "/hdr": ["/never-header"],
             "/b": ["/a"],
         }
         if path == "/robots.txt":
             return 200, {"Content-Type": "text/plain"}, self.robots.encode()
         if path in links:
-            body = "".join(f"<a href='{href}'>{href}</a> " for href in links[path])
-            return 200, {"Content-Type": "text/html"}, f"<h1>page {path}</h1><p>{body}</p>".encode()
+            rel = {"/never-rel": ' rel="external nofollow"'}
+            body = "".join(f"<a href='{href}'{rel.get(href, '')}>{href}</a> " for href in links[path])
+            meta = "<meta name='robots' content='noarchive, NoFollow'>" if path == "/nf" else ""
+            headers = {"Content-Type": "text/html", **({"X-Robots-Tag": "none"} if path == "/hdr" else {})}
+            return 200, headers, f"<html><head>{meta}</head><h1>page {path}</h1><p>{body}</p>".encode()
         if path == "/private/hidden":
             return 200, {"Content-Type": "text/html"}, b"<p>PRIVATE-TOKEN-77</p>"
         if path == "/to-other-port":
@@ -135,6 +140,8 @@ def test_only_allowed_pages_are_fetched_and_every_refusal_is_reported(site: Site
     assert f"{site.url}/missing: HTTP 404" in refused
     assert "1 link(s) to other sites were not followed" in text
     assert "PRIVATE-TOKEN-77" not in text
+    assert {"/nf", "/hdr"} <= set(site.paths)  # read, but their links not followed (nofollow), nor rel=nofollow
+    assert not {"/never-rel", "/never-meta", "/never-header"} & set(site.paths)
     assert "/private/hidden" not in site.paths  # robots.txt honoured: never requested
     assert site.paths.count("/a") == 1 and site.paths.count("/robots.txt") == 1  # a#section is /a
     assert canary.connections == 0  # the other port was never connected to

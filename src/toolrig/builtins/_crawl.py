@@ -6,8 +6,9 @@ the checked address). On top of that, each URL, redirect targets included, must 
 (scheme, host and port) when ``same_site`` and allowed by its site's ``robots.txt`` (:mod:`urllib.robotparser`;
 a robots.txt that cannot be read — refused, failing, 401/403 — forbids the site; a missing one allows it).
 Requests to one site are spaced by ``delay`` seconds (or the site's ``Crawl-delay``, up to ``max_delay``). Only
-HTML and text pages are read, each at most ``max_bytes``; anything else is refused. Every refusal is listed in
-the result with its reason. The tool is ``trust="external"``: the runtime fences its output.
+HTML and text pages are read, each at most ``max_bytes``; anything else is refused. Links are not followed from a
+page that says ``nofollow`` (``<meta name="robots">``, ``X-Robots-Tag``), nor where ``rel="nofollow"``. Every
+refusal is listed in the result with its reason. The tool is ``trust="external"``: the runtime fences its output.
 """
 
 from __future__ import annotations
@@ -52,12 +53,33 @@ def _clean(url: str) -> str | None:
     return str(parsed.copy_with(fragment=None))
 
 
-def _links(html: str, base: str) -> list[str]:
+def _nofollow(value: str) -> bool:
+    words = {w.strip().lower() for w in value.replace(";", ",").split(",")}
+    return bool(words & {"nofollow", "none"})
+
+
+def _links(html: str, base: str, header: str, user_agent: str) -> list[str]:
+    """The http(s) links of a page to follow: none when the page says ``nofollow`` (``<meta name="robots">`` or
+    the ``X-Robots-Tag`` header), never those marked ``rel="nofollow"``; ``<base href>`` respected."""
+    tree = LexborHTMLParser(html)
+    if _nofollow(header):
+        return []
+    for meta in tree.css("meta[name]"):
+        name = (meta.attributes.get("name") or "").strip().lower()
+        if name in ("robots", user_agent.lower()) and _nofollow(meta.attributes.get("content") or ""):
+            return []
+    tag = tree.css_first("base[href]")
+    try:
+        declared = _clean(str(httpx.URL(base).join((tag.attributes.get("href") or "").strip()))) if tag else None
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        declared = None
     found = []
-    for node in LexborHTMLParser(html).css("a[href]"):
+    for node in tree.css("a[href]"):
         href = (node.attributes.get("href") or "").strip()
+        if not href or "nofollow" in (node.attributes.get("rel") or "").lower().split():
+            continue
         try:
-            target = _clean(str(httpx.URL(base).join(href))) if href else None
+            target = _clean(str(httpx.URL(declared or base).join(href)))
         except (httpx.InvalidURL, ValueError, UnicodeError):
             target = None
         if target is not None:
@@ -168,7 +190,7 @@ class Crawl(Tool):
         elif kind in _HTML:
             html = result.text()
             run.pages.append((result.url, html_to_text(html)))
-            return _links(html, result.url)
+            return _links(html, result.url, result.headers.get("x-robots-tag", ""), self.user_agent)
         elif kind in _TEXT:
             run.pages.append((result.url, result.text()))
         else:
