@@ -27,7 +27,8 @@ def test_public_names_have_docstrings_and_the_issue_names_exist() -> None:
         if inspect.isclass(value) or inspect.isfunction(value):
             assert (value.__doc__ or "").strip(), name
     for name in ("file_tools", "shell_tool", "python_tool", "http_fetch_tool", "web_search_tool", "document_tool",
-                 "default_tools", "tools_from_config", "load_bundle"):
+                 "default_tools", "tools_from_config", "load_bundle", "memory_tools", "todo_tools", "clarify_tool",
+                 "crawl_tool", "email_tool", "ocr_tool"):
         assert callable(getattr(builtins_pkg, name))
     assert isinstance(builtins_pkg.calculator, BaseTool) and isinstance(builtins_pkg.current_time, BaseTool)
 

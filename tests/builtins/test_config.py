@@ -72,4 +72,5 @@ def test_mistakes_are_config_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_the_documented_keys() -> None:
     assert {"root", "files", "calculator", "current_time", "documents", "http_fetch", "shell",
-                           "python", "web_search", "bundles"} == CONFIG_KEYS
+                           "python", "web_search", "bundles", "memory", "todo", "clarify", "crawl", "email",
+                           "ocr"} == CONFIG_KEYS

@@ -9,11 +9,22 @@ mapping of the options of its factory)::
     calculator: true
     current_time: true
     documents: false         # document_tool(root, max_bytes=..., max_pages=..., max_rows=..., max_chars=...)
+    ocr: false               # ocr_tool(root, max_bytes=..., languages="eng", max_pixels=..., max_pages=...,
+                             #          max_images=..., max_chars=..., timeout=..., tesseract=...)
     http_fetch: false        # http_fetch_tool(allow_private=..., max_bytes=..., timeout=..., max_chars=...,
                              #                 allowed_ports=[...], allow_endpoints=[...])
     shell: false             # shell_tool(root, allow=[...], ask=[...], deny=[...], timeout=..., max_timeout=...,
                              #            network=..., env={...}, max_output_chars=...)
     python: false            # python_tool(timeout=..., network=..., max_output_chars=...)
+    memory: false            # memory_tools(store="path.db" | "redis://..." | "postgresql://...", max_chars=...,
+                             #              max_count=..., max_tags=..., share_across_agents=..., require_user=...)
+    clarify: false           # clarify_tool(timeout=..., max_chars=..., max_choices=...): asks through MCP elicitation
+    crawl: false             # crawl_tool(max_bytes=..., timeout=..., delay=..., max_delay=..., max_pages=...,
+                             #            page_chars=..., max_chars=..., allow_private=..., allowed_ports=[...],
+                             #            allow_endpoints=[...], user_agent=...)
+    email: false             # email_tool(smtp_url=..., sender=..., allowed_recipients=[...], password_env=...,
+                             #            timeout=..., max_recipients=..., max_subject=..., max_body=...)
+    todo: false              # todo_tools(max_items=..., ttl=..., max_sessions=...)
     web_search: false        # {provider: searxng | brave | tavily, url: ..., api_key: ... or api_key_env: NAME,
                              #  max_results: ..., timeout: ..., attempts: ...}
     bundles: []              # YAML command bundles: paths, or {path: ..., allow_unsandboxed: true}
@@ -33,13 +44,20 @@ from typing import Any
 from toolrig import BaseTool
 from toolrig.builtins._bundle import read_bundle
 from toolrig.builtins._calculator import calculator
+from toolrig.builtins._clarify import clarify_tool
 from toolrig.builtins._clock import current_time
+from toolrig.builtins._crawl import crawl_tool
 from toolrig.builtins._documents import document_tool
+from toolrig.builtins._email import email_tool
 from toolrig.builtins._fetch import http_fetch_tool
 from toolrig.builtins._files import file_tools
+from toolrig.builtins._memory import memory_tools
+from toolrig.builtins._memstore import default_memory_path
+from toolrig.builtins._ocr import ocr_tool
 from toolrig.builtins._python import python_tool
 from toolrig.builtins._search import BraveProvider, SearchProvider, SearxngProvider, TavilyProvider, web_search_tool
 from toolrig.builtins._shell import shell_tool
+from toolrig.builtins._todo import todo_tools
 from toolrig.errors import ConfigError
 
 __all__ = ["CONFIG_KEYS", "default_tools", "tools_from_config"]
@@ -87,6 +105,17 @@ def _bundles(root: Path, entries: Any) -> list[BaseTool]:
     return tools
 
 
+def _memory(root: Path, **options: Any) -> list[BaseTool]:
+    store = options.get("store")
+    store = str(default_memory_path()) if store is None else store
+    if isinstance(store, str) and ("://" not in store or store.startswith("sqlite:///")):
+        path = Path(store.removeprefix("sqlite:///")).expanduser().resolve()
+        if path.is_relative_to(root.expanduser().resolve()):
+            raise ConfigError(f"memory: the store {store!r} is inside the root {str(root)!r}, where the file tools "
+                              "(and so every caller) could read everyone's memories; put it outside the root")
+    return memory_tools(**options)
+
+
 Section = Callable[..., list[BaseTool]]
 _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "files": (True, file_tools, file_tools),
@@ -97,13 +126,23 @@ _SECTIONS: dict[str, tuple[bool, Section, Callable[..., Any]]] = {
     "shell": (False, lambda root, **o: [shell_tool(root, **o)], shell_tool),
     "python": (False, lambda root, **o: [python_tool(**o)], python_tool),
     "web_search": (False, _search, lambda **o: None),
+    "memory": (False, _memory, memory_tools),
+    "todo": (False, lambda root, **o: todo_tools(**o), todo_tools),
+    "clarify": (False, lambda root, **o: [clarify_tool(**o)], clarify_tool),
+    "crawl": (False, lambda root, **o: [crawl_tool(**o)], crawl_tool),
+    "email": (False, lambda root, **o: [email_tool(**o)], email_tool),
+    "ocr": (False, lambda root, **o: [ocr_tool(root, **o)], ocr_tool),
 }
 CONFIG_KEYS = frozenset({"root", "bundles", *_SECTIONS})
 """The top-level keys :func:`tools_from_config` accepts."""
 
 
+_NOT_OPTIONS = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits", "redactor", "ranker", "ask",
+                "sleep", "clock")
+
+
 def _check_options(section: str, factory: Callable[..., Any], options: Mapping[str, Any],
-                   skip: Iterable[str] = ("root", "files", "resolver", "rules", "policy", "sandbox", "limits")) -> None:
+                   skip: Iterable[str] = _NOT_OPTIONS) -> None:
     parameters = inspect.signature(factory).parameters
     if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         return

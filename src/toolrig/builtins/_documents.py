@@ -71,10 +71,11 @@ class ReadDocument(Tool):
         if len(text) > self.max_chars:
             return (head + text[:self.max_chars] + f"\n[toolrig: the text has {len(text):,} characters; the first "
                     f"{self.max_chars:,} are shown]")
-        return head + (text or "(no text found: a scanned or empty document?)")
+        return head + (text or "(no text found: a scanned or empty document? read_image_text reads scans with OCR "
+                                "where it is enabled)")
 
 
-def document_tool(root: str | Path = ".", *, max_bytes: int = 20 * 1024 * 1024, max_pages: int = 50,
+def document_tool(root: str | Path = ".", *, max_bytes: int = 10 * 1024 * 1024, max_pages: int = 50,
                   max_rows: int = 2000, max_chars: int = 50_000, max_unpacked: int = 100 * 1024 * 1024,
                   files: Confined | None = None) -> ReadDocument:
     """The ``read_document(path)`` tool, confined to ``root``.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import http.cookiejar
 import ssl
 import zlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
@@ -166,8 +166,12 @@ class SafeHTTPClient:
         await self._client.aclose()
 
     async def fetch(self, url: str, *, method: str = "GET", headers: Mapping[str, str] | None = None,
-                    content: bytes | None = None) -> FetchResult:
+                    content: bytes | None = None,
+                    on_redirect: Callable[[str], Awaitable[None]] | None = None) -> FetchResult:
         """Fetch ``url``; follow redirects through the full check each time.
+
+        ``on_redirect(target)`` is awaited before each redirect target is checked and fetched; it refuses one by
+        raising (e.g. a crawler's same-site and robots.txt rules, as :class:`~toolrig.errors.URLDenied`).
 
         Raises:
             URLDenied: the URL, a redirect target or a resolved address is not allowed.
@@ -175,7 +179,7 @@ class SafeHTTPClient:
         """
         try:
             with anyio.fail_after(self.timeout):
-                return await self._fetch(url, method.upper(), dict(headers or {}), content)
+                return await self._fetch(url, method.upper(), dict(headers or {}), content, on_redirect)
         except TimeoutError as exc:
             raise FetchError("timeout", str(url), f"the fetch took longer than {self.timeout} s") from exc
         except httpx.TimeoutException as exc:
@@ -191,7 +195,8 @@ class SafeHTTPClient:
         except (httpx.HTTPError, httpx.StreamError) as exc:
             raise FetchError("protocol", str(url), f"{type(exc).__name__}: {exc}") from exc
 
-    async def _fetch(self, url: str, method: str, headers: dict[str, str], content: bytes | None) -> FetchResult:
+    async def _fetch(self, url: str, method: str, headers: dict[str, str], content: bytes | None,
+                     on_redirect: Callable[[str], Awaitable[None]] | None = None) -> FetchResult:
         current, visited = url, []
         for _ in range(self.max_redirects + 1):
             checked = await acheck_url(current, resolver=self.resolver, rules=self.rules)
@@ -203,6 +208,8 @@ class SafeHTTPClient:
                 if response.status_code in _REDIRECTS and location:
                     visited.append(checked.url)
                     current, same_host = _next_url(response, location)
+                    if on_redirect is not None:
+                        await on_redirect(current)
                     method, content = self._redirect_method(response.status_code, method, content)
                     if not same_host:
                         headers = {k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS}

@@ -98,6 +98,12 @@ class BuiltinsTable(_Table):
     shell: bool | dict[str, Any] | None = None
     python: bool | dict[str, Any] | None = None
     web_search: bool | dict[str, Any] | None = None
+    memory: bool | dict[str, Any] | None = None
+    todo: bool | dict[str, Any] | None = None
+    clarify: bool | dict[str, Any] | None = None
+    crawl: bool | dict[str, Any] | None = None
+    email: bool | dict[str, Any] | None = None
+    ocr: bool | dict[str, Any] | None = None
     bundles: list[str | dict[str, Any]] | None = None
 
 

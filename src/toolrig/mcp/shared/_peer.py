@@ -9,13 +9,13 @@ request being served.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
 from mcp.shared.message import ServerMessageMetadata
 
-from toolrig import CallContext, current_context
+from toolrig import CallContext, ToolFailure, current_context
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
@@ -111,6 +111,31 @@ class ClientPeer:
         """Ask the user to fill in a form described by a flat JSON Schema object."""
         params = mcp_types.ElicitRequestFormParams(message=message, requested_schema=schema)
         return await self.elicit(params)
+
+    async def ask_user(self, question: str, choices: Sequence[str] | None = None) -> str | None:
+        """Ask the person at the client one question (a one-field elicitation form); None when they decline.
+
+        This makes the peer a :class:`toolrig.builtins.UserAsker`, which the ``ask_user`` built-in finds in a served
+        call's context.
+
+        Raises:
+            ToolFailure: the client did not declare elicitation, or refused or failed the request.
+        """
+        if not self.supports_elicitation:
+            raise ToolFailure("this MCP client cannot ask its user (it did not declare the elicitation capability): "
+                              "ask your question in your reply instead")
+        field: dict[str, Any] = {"type": "string", "title": "Answer"}
+        if choices:
+            field["enum"] = list(choices)
+        schema = {"type": "object", "properties": {"answer": field}, "required": ["answer"]}
+        try:
+            result = await self.elicit_form(f"The agent asks: {question}", schema)
+        except Exception as exc:  # a refusal or a broken session: no answer, said plainly
+            raise ToolFailure(f"the MCP client could not ask its user ({type(exc).__name__})") from None
+        if result.action != "accept":
+            return None
+        answer = (result.content or {}).get("answer")
+        return answer if isinstance(answer, str) else None
 
 
 def peer_of(context: CallContext | None) -> ClientPeer | None:
