@@ -1,0 +1,463 @@
+"""The static scan of one Python file: what its code does (effects) and what it must never do (findings).
+
+Names are resolved the way Python would bind them, without running anything: ``import base64 as b``,
+``from os import system as s``, ``x = os.system``, ``importlib.import_module("subprocess")``,
+``__import__("os")``, ``getattr(__builtins__, "ex" + "ec")``, ``__builtins__["eval"]``, ``sys.modules["os"]``,
+``vars(builtins)["exec"]`` and star imports all reach the name they stand for (:mod:`._fold` spells the constant
+text). What cannot be resolved statically — ``getattr(os, name)``, ``__import__(name)``,
+``__builtins__[key]`` with a computed name — is a finding of its own, so a spelling the table does not know
+still blocks. Text that folds to Python code (``exec(base64.b64decode("..."))``) is scanned too.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from toolrig.packages._findings import Finding, Severity
+from toolrig.packages._fold import Folder, host_of, looks_like_host
+from toolrig.packages._names import (
+    DECODERS,
+    DYNAMIC_IMPORTS,
+    EXEC,
+    NETWORK_CALLS,
+    SENSITIVE_MODULES,
+    WRITE_ATTRIBUTES,
+    category_of,
+)
+
+__all__ = ["Effect", "FileScan", "scan_python", "text_findings", "urls_in"]
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_SHELL_DOWNLOAD = re.compile(r"\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|z|da|k|c|tc)?sh\b|"
+                             r"\b(curl|wget)\b[^|;&\n]*\|\s*(sudo\s+)?python[0-9.]*\b|"
+                             r"\b(iwr|Invoke-WebRequest|irm)\b[^|;\n]*\|\s*iex\b", re.I)
+_ENCODED = re.compile(r"[A-Za-z0-9+/=_\-\s]{256,}\Z|[0-9a-fA-F\s]{256,}\Z")
+_URL = re.compile(r"\b(?:https?|wss?|ftp)://[^\s'\"<>]+", re.I)
+_ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ"})
+_GETENV = frozenset({"os.getenv", "os.getenvb"})
+_OPENERS = frozenset({"builtins.open", "io.open", "codecs.open", "os.fdopen", "gzip.open", "bz2.open", "lzma.open"})
+_PATH_MAKERS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "os.path.join",
+                          "os.path.expanduser", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+                          "posixpath.join"})
+_DYNAMIC_CONTAINERS = frozenset({"builtins", "builtins.__dict__", "globals()", "sys.modules", "locals()"})
+_MAX_DEPTH = 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class Effect:
+    """Something the code does that a manifest must declare.
+
+    Attributes:
+        category: ``network``, ``env``, ``subprocess``, ``write`` or ``read``.
+        file, line: where.
+        target: the host, variable or path; ``None`` when it is not a literal; ``""`` when the use names none
+            (an import, a client constructed without a URL); ``"*"`` for the whole environment.
+        what: the name used (``requests.post``).
+    """
+
+    category: str
+    file: str
+    line: int
+    target: str | None
+    what: str
+
+
+@dataclass
+class FileScan:
+    """The findings and effects of one file."""
+
+    findings: list[Finding]
+    effects: list[Effect]
+
+
+def _mode_writes(mode: str | None) -> bool:
+    return mode is None or any(c in mode for c in "wax+")
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self, path: str, tree: ast.Module, depth: int) -> None:
+        self.path, self.tree, self.depth = path, tree, depth
+        self.aliases: dict[str, str] = {}
+        self.consts: dict[str, str] = {}
+        self.bound: set[str] = set()
+        self.star: list[str] = []
+        self.tainted: set[str] = set()
+        self.findings: list[Finding] = []
+        self.effects: list[Effect] = []
+        self.parents: dict[int, ast.AST] = {}
+        self.docstrings: set[int] = set()
+        self.fold = Folder(self.qual, self.consts)
+
+    # -- name resolution -------------------------------------------------------------------------------
+    def qual(self, node: ast.AST, depth: int = 0) -> str | None:
+        """The qualified name ``node`` stands for (``os.system``, ``builtins.exec``), or None."""
+        if depth > 30:
+            return None
+        if isinstance(node, ast.Name):
+            return self._qual_name(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qual(node.value, depth + 1)
+            return None if base is None else f"{base}.{node.attr}"
+        if isinstance(node, ast.Subscript):
+            base = self.qual(node.value, depth + 1)
+            key = self.fold.const(node.slice)
+            return None if base is None or key is None else _item(base, key, self.aliases)
+        if isinstance(node, ast.Call):
+            return self._qual_call(node, depth)
+        return None
+
+    def _qual_name(self, name: str) -> str | None:
+        if name in self.aliases:
+            return self.aliases[name]
+        if name == "__builtins__":
+            return "builtins"
+        if name in self.bound:
+            return None
+        if name in _BUILTIN_NAMES:
+            return f"builtins.{name}"
+        for module in self.star:
+            candidate = f"{module}.{name}"
+            if category_of(candidate) or candidate in EXEC or candidate in DYNAMIC_IMPORTS:
+                return candidate
+        return None
+
+    def _qual_call(self, node: ast.Call, depth: int) -> str | None:
+        func = self.qual(node.func, depth + 1)
+        first = self.fold.const(node.args[0]) if node.args else None
+        if func in ("builtins.__import__", "importlib.__import__") and first is not None:
+            return first if len(node.args) > 3 and node.args[3] else first.split(".")[0]
+        if func == "importlib.import_module" and first is not None:
+            return first
+        if func == "builtins.getattr" and len(node.args) >= 2:
+            base, name = self.qual(node.args[0], depth + 1), self.fold.const(node.args[1])
+            return None if base is None or name is None else _item(base, name, self.aliases)
+        if func == "builtins.vars" and node.args:
+            base = self.qual(node.args[0], depth + 1)
+            return None if base is None else f"{base}.__dict__"
+        if func in ("builtins.globals", "builtins.locals"):
+            return func.removeprefix("builtins.") + "()"
+        return None
+
+    # -- the passes ------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        for parent in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+            if isinstance(parent, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and parent.body:
+                first = parent.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    self.docstrings.add(id(first.value))
+        counts: dict[str, int] = {}
+        for node in ast.walk(self.tree):
+            self._bind(node, counts)
+        for _ in range(4):  # aliases of aliases, constants of constants, taint through assignments
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+                    self._assign(node, counts)
+
+    def _bind(self, node: ast.AST, counts: dict[str, int]) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.aliases[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.aliases[top] = top
+                self._module_use(alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name == "*":
+                    self.star.append(node.module)
+                    self._module_use(node.module, node.lineno)
+                else:
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    self._module_use(f"{node.module}.{alias.name}", node.lineno)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self.bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+            self.bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            self.bound.add(node.arg)
+
+    def _assign(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, counts: dict[str, int]) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        assert value is not None
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            resolved = self.qual(value)
+            if resolved is not None and target.id not in self.aliases:
+                self.aliases[target.id] = resolved
+            text = self.fold.const(value)
+            if text is not None and counts.get(target.id) == 1:
+                self.consts[target.id] = text
+            if self._decodes(value):
+                self.tainted.add(target.id)
+
+    def _module_use(self, module: str, line: int) -> None:
+        category = category_of(module)
+        if category in ("network", "subprocess"):
+            self._effect(category, line, "", module)
+        elif category == "native":
+            self._finding(line, "native-code", "high", f"imports {module}: native code the scan cannot see into")
+        elif category == "code":
+            self._finding(line, "code-object", "high", f"imports {module}: loads compiled code objects")
+
+    # -- recording -------------------------------------------------------------------------------------
+    def _finding(self, line: int, rule: str, severity: Severity, reason: str) -> None:
+        self.findings.append(Finding(file=self.path, line=line, rule=rule, severity=severity, reason=reason))
+
+    def _effect(self, category: str, line: int, target: str | None, what: str) -> None:
+        self.effects.append(Effect(category=category, file=self.path, line=line, target=target, what=what))
+
+    def _decodes(self, node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id in self.tainted:
+                return True
+            if isinstance(sub, ast.Call):
+                name = self.qual(sub.func)
+                if name in DECODERS or (isinstance(sub.func, ast.Attribute) and sub.func.attr in ("decode", "fromhex")
+                                        and sub.args):
+                    return True
+        return False
+
+    # -- visiting --------------------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.qual(node.func)
+        if name is not None:
+            self._named_call(node, name)
+        elif isinstance(node.func, ast.Attribute):
+            self._method_call(node, node.func.attr)
+        self.generic_visit(node)
+
+    def _named_call(self, node: ast.Call, name: str) -> None:
+        line = node.lineno
+        if name in EXEC:
+            self._exec(node, name)
+        elif name in DYNAMIC_IMPORTS:
+            self._dynamic_import(node, name)
+        elif name == "builtins.getattr" and len(node.args) >= 2 and self.fold.const(node.args[1]) is None:
+            base = self.qual(node.args[0])
+            if base is not None and (base.split(".")[0] in SENSITIVE_MODULES or base in _DYNAMIC_CONTAINERS):
+                self._finding(line, "dynamic-attribute", "high",
+                              f"getattr on {base} with a computed name: hides which function it calls")
+        elif name in _OPENERS or (name.endswith(".open") and name.startswith("pathlib.")):
+            self._open(node, name)
+        category = category_of(name)
+        if category == "network":
+            self._effect("network", line, self._host(node), name)
+        elif category == "subprocess":
+            self._effect("subprocess", line, "", name)
+        elif category == "write":
+            self._effect("write", line, self._path(node.args[0] if node.args else None), name)
+        elif category == "code" or name in ("pickle.loads", "pickle.load"):
+            severity: Severity = "high" if category == "code" else "medium"
+            self._finding(line, "deserialise", severity, f"{name}: loads objects (or code) from bytes")
+        elif name in _GETENV:
+            key = self.fold.const(node.args[0]) if node.args else None
+            self._effect("env", line, key, name)
+
+    def _method_call(self, node: ast.Call, attr: str) -> None:
+        value = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if attr in WRITE_ATTRIBUTES and value is not None:
+            self._effect("write", node.lineno, self._path(value), f".{attr}()")
+        elif attr in ("read_text", "read_bytes") and value is not None:
+            self._effect("read", node.lineno, self._path(value), f".{attr}()")
+        elif attr == "open" and value is not None:
+            mode = self.fold.const(node.args[0]) if node.args else self._keyword(node, "mode", "r")
+            self._effect("write" if _mode_writes(mode) else "read", node.lineno, self._path(value), ".open()")
+        elif attr in NETWORK_CALLS:
+            host = self._host(node, require_url=True)
+            if host:
+                self._effect("network", node.lineno, host, f".{attr}()")
+
+    def _keyword(self, node: ast.Call, name: str, default: str | None) -> str | None:
+        for keyword in node.keywords:
+            if keyword.arg == name:
+                return self.fold.const(keyword.value)
+        return default
+
+    def _exec(self, node: ast.Call, name: str) -> None:
+        short = name.removeprefix("builtins.")
+        if any(self._decodes(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+            self._finding(node.lineno, "exec-decoded", "critical",
+                          f"{short}() of decoded data: runs code hidden in an encoded string")
+        else:
+            self._finding(node.lineno, "exec", "high", f"{short}() runs code built at run time")
+        code = self.fold.const(node.args[0]) if node.args else None
+        if code is not None and self.depth < _MAX_DEPTH:
+            self._embedded(code, node.lineno)
+
+    def _embedded(self, code: str, line: int) -> None:
+        inner = scan_python(f"{self.path}:{line}<folded>", code, depth=self.depth + 1)
+        self.findings.extend(inner.findings)
+        self.effects.extend(inner.effects)
+
+    def _dynamic_import(self, node: ast.Call, name: str) -> None:
+        module = self.fold.const(node.args[0]) if node.args else None
+        short = name.removeprefix("builtins.")
+        if module is None or name not in ("builtins.__import__", "importlib.__import__", "importlib.import_module"):
+            self._finding(node.lineno, "dynamic-import", "high",
+                          f"{short}() loads code whose name or place is computed at run time")
+            return
+        self._finding(node.lineno, "dynamic-import", "medium", f"{short}({module!r}) imports a module by name")
+        self._module_use(module, node.lineno)
+
+    def _open(self, node: ast.Call, name: str) -> None:
+        mode = self.fold.const(node.args[1]) if len(node.args) > 1 else self._keyword(node, "mode", "r")
+        if name == "os.fdopen":
+            return
+        target = self._path(node.args[0] if node.args else None)
+        self._effect("write" if _mode_writes(mode) else "read", node.lineno, target, name)
+
+    def _path(self, node: ast.AST | None) -> str | None:
+        """The literal path ``node`` names (``Path("/etc") / "x"``, ``os.path.expanduser("~/.x")``), or None."""
+        if node is None:
+            return None
+        text = self.fold.const(node)
+        if text is not None:
+            return text
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self._path(node.left), self._path(node.right)
+            return None if left is None or right is None else f"{left.rstrip('/')}/{right}"
+        if isinstance(node, ast.Call):
+            name = self.qual(node.func)
+            if name in ("pathlib.Path.home", "os.path.expanduser") and not node.args:
+                return "~"
+            if name in _PATH_MAKERS and node.args:
+                parts = [self._path(a) for a in node.args]
+                if all(p is not None for p in parts):
+                    return "/".join(p.rstrip("/") if i < len(parts) - 1 else p for i, p in enumerate(parts) if p)
+        return None
+
+    def _host(self, node: ast.Call, *, require_url: bool = False) -> str | None:
+        """The host a network call names: a URL's host, a host literal, ``""`` when it names none, None when the
+        argument that would name it is computed."""
+        candidates = [*node.args[:2], *(k.value for k in node.keywords
+                                         if k.arg in ("url", "base_url", "host", "address", "uri", "server"))]
+        unknown = False
+        for candidate in candidates:
+            arg = candidate.elts[0] if isinstance(candidate, ast.Tuple) and candidate.elts else candidate
+            text = self.fold.const(arg)
+            if text is not None:
+                host = host_of(text)
+                if host is not None and ("://" in text or not require_url):
+                    return host
+                continue
+            prefix = self.fold.prefix(arg)
+            host = host_of(prefix, complete=False) if prefix is not None else None
+            if host is not None:
+                return host
+            if self.qual(arg) is None and not isinstance(arg, ast.Constant | ast.Dict | ast.Lambda):
+                unknown = True
+        return None if unknown and not require_url else ""
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self._reference(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if not self._reference(node):
+            self.generic_visit(node)
+
+    def _reference(self, node: ast.Name | ast.Attribute) -> bool:
+        name = self.qual(node)
+        if name is None or not isinstance(node.ctx, ast.Load):
+            return False
+        if name in _ENVIRON:
+            self._effect("env", node.lineno, self._env_key(node), name)
+            return True
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return False
+        category = category_of(name)
+        if category in ("network", "subprocess"):
+            self._effect(category, node.lineno, "", name)
+        elif name in EXEC | DYNAMIC_IMPORTS:
+            self._finding(node.lineno, "exec-reference", "high",
+                          f"{name.removeprefix('builtins.')} is passed around: it can run code built at run time")
+        return False
+
+    def _env_key(self, node: ast.AST) -> str | None:
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return self.fold.const(parent.slice)
+        if isinstance(parent, ast.Compare) and parent.comparators and parent.comparators[0] is node:
+            return self.fold.const(parent.left)
+        if isinstance(parent, ast.Attribute) and parent.attr in ("get", "setdefault", "pop", "__getitem__"):
+            call = self.parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.args:
+                return self.fold.const(call.args[0])
+        return "*"
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        base = self.qual(node.value)
+        if base in _DYNAMIC_CONTAINERS and self.fold.const(node.slice) is None:
+            self._finding(node.lineno, "dynamic-attribute", "high",
+                          f"{base}[...] with a computed key: hides which function or module it reaches")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if not isinstance(node.value, str | bytes) or id(node) in self.docstrings:
+            return
+        text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+        self.check_text(text, node.lineno)
+        if _ENCODED.match(text) and len(set(text)) > 10:
+            self._finding(node.lineno, "encoded-literal", "medium",
+                          f"a {len(text)}-character encoded string literal (hidden data or code?)")
+            parent = self.parents.get(id(node))
+            if isinstance(parent, ast.Call) and self._decodes(parent):
+                self._finding(node.lineno, "decoded-blob", "high", "decodes an embedded encoded blob")
+
+    def check_text(self, text: str, line: int) -> None:
+        self.findings += text_findings(self.path, text, line)
+
+
+def _item(base: str, key: str, aliases: dict[str, str]) -> str:
+    if base in ("builtins", "builtins.__dict__"):
+        return f"builtins.{key}"
+    if base == "sys.modules":
+        return key
+    if base in ("globals()", "locals()"):
+        return "builtins" if key == "__builtins__" else aliases.get(key, key)
+    return f"{base.removesuffix('.__dict__')}.{key}"
+
+
+def text_findings(path: str, text: str, line: int = 0) -> list[Finding]:
+    """Rules on any text (a string literal, a shell script): a command that downloads a script and runs it."""
+    if _SHELL_DOWNLOAD.search(text):
+        return [Finding(file=path, line=line, rule="download-and-run", severity="critical",
+                        reason="a command that downloads a script and runs it")]
+    return []
+
+
+def urls_in(text: str) -> Iterator[str]:
+    """Hosts of the URLs written in ``text``."""
+    for match in _URL.finditer(text):
+        host = host_of(match.group(0))
+        if host and (looks_like_host(host) or "." in host):
+            yield host
+
+
+def scan_python(path: str, source: str | bytes, *, depth: int = 0) -> FileScan:
+    """The findings and effects of one Python file (never imported, never run)."""
+    try:
+        text = source.decode("utf-8") if isinstance(source, bytes) else source
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+        reason = f"cannot be parsed as Python 3 ({type(exc).__name__}), so it cannot be scanned"
+        return FileScan(findings=[Finding(file=path, line=getattr(exc, "lineno", 0) or 0, rule="unparseable",
+                                          severity="high", reason=reason)], effects=[])
+    scanner = _Scanner(path, tree, depth)
+    try:
+        scanner.prepare()
+        scanner.visit(tree)
+    except RecursionError:
+        scanner.findings.append(Finding(file=path, line=0, rule="unparseable", severity="high",
+                                        reason="nested too deeply to scan"))
+    return FileScan(findings=scanner.findings, effects=scanner.effects)
