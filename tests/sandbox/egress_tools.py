@@ -1,0 +1,40 @@
+"""Tools the egress tests run in a sandbox (module level, so the sandboxed worker can import them)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+
+from toolrig import tool
+
+
+@tool(isolation="sandbox")
+def fetch(url: str) -> str:
+    """GET a URL through whatever the sandbox offers; the body, or the error."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return f"{response.status} {response.read().decode()}"
+    except urllib.error.HTTPError as exc:
+        return f"{exc.code} {exc.read().decode()[:200]}"
+    except OSError as exc:
+        return f"error {type(exc).__name__}"
+
+
+@tool(isolation="sandbox")
+def raw_connect(host: str, port: int) -> str:
+    """Open a TCP connection directly, ignoring any proxy."""
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return "connected"
+    except OSError as exc:
+        return f"error {type(exc).__name__}"
+
+
+@tool(isolation="sandbox")
+def proxy_env() -> str:
+    """The proxy variables the sandboxed worker sees."""
+    import os
+
+    return json.dumps({k: os.environ.get(k) for k in ("HTTP_PROXY", "HTTPS_PROXY")})
