@@ -336,6 +336,18 @@ class Registry(Toolset):
 
         return _loading.load_source(self, source, replace=replace)
 
+    def load_package(self, name: str, **options: Any) -> builtins.list[BaseTool]:
+        """Register the tools of installed tool package ``name`` — only if its scan passed and its files have not
+        changed since (hashes pinned with the MCP pins); they run sandboxed, reaching only the hosts its manifest
+        declares. ``options``: see :func:`toolrig.packages.load_verified`.
+
+        Raises:
+            LoadError: the package was never scanned and pinned, changed, or a tool package it requires fails.
+        """
+        from toolrig.registry import _loading
+
+        return _loading.load_package(self, name, **options)
+
     def load_bundle(self, path: str | Path, **options: Any) -> builtins.list[BaseTool]:
         """Register the YAML command tools of a bundle (see :func:`toolrig.builtins.load_bundle`)."""
         from toolrig.registry import _loading
