@@ -45,6 +45,9 @@ _PATH_MAKERS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath
                           "posixpath.join"})
 _DYNAMIC_CONTAINERS = frozenset({"builtins", "builtins.__dict__", "globals()", "sys.modules", "locals()"})
 _MAX_DEPTH = 3
+_DANGEROUS_ATTRIBUTES = frozenset({"exec", "eval", "compile", "__import__", "import_module", "system", "popen",
+                                   "spawn", "execv", "execve", "execl", "execvp", "run", "call", "check_output",
+                                   "check_call", "Popen", "getoutput", "getstatusoutput", "loads", "load"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +143,9 @@ class _Scanner(ast.NodeVisitor):
             return None if base is None else f"{base}.__dict__"
         if func in ("builtins.globals", "builtins.locals"):
             return func.removeprefix("builtins.") + "()"
+        container = func.removesuffix(".get") if func is not None and func.endswith(".get") else None
+        if container is not None and _is_container(container) and first is not None:
+            return _item(container, first, self.aliases)
         return None
 
     # -- the passes ------------------------------------------------------------------------------------
@@ -238,6 +244,7 @@ class _Scanner(ast.NodeVisitor):
 
     def _named_call(self, node: ast.Call, name: str) -> None:
         line = node.lineno
+        first_const = self.fold.const(node.args[0]) if node.args else None
         if name in EXEC:
             self._exec(node, name)
         elif name in DYNAMIC_IMPORTS:
@@ -247,6 +254,14 @@ class _Scanner(ast.NodeVisitor):
             if base is not None and (base.split(".")[0] in SENSITIVE_MODULES or base in _DYNAMIC_CONTAINERS):
                 self._finding(line, "dynamic-attribute", "high",
                               f"getattr on {base} with a computed name: hides which function it calls")
+        elif name.endswith(".get") and _is_container(name[:-4]) and node.args and first_const is None:
+            self._finding(line, "dynamic-attribute", "high",
+                          f"{name}() with a computed key: hides which function or module it reaches")
+        elif name in ("operator.attrgetter", "operator.methodcaller") and node.args:
+            wanted = first_const or ""
+            if first_const is None or wanted.split(".")[-1] in _DANGEROUS_ATTRIBUTES:
+                self._finding(line, "dynamic-attribute", "high",
+                              f"{name}({wanted!r}) reaches a function by name at run time")
         elif name in _OPENERS or (name.endswith(".open") and name.startswith("pathlib.")):
             self._open(node, name)
         category = category_of(name)
@@ -347,7 +362,7 @@ class _Scanner(ast.NodeVisitor):
             text = self.fold.const(arg)
             if text is not None:
                 host = host_of(text)
-                if host is not None and ("://" in text or not require_url):
+                if host is not None and ("://" in text or not require_url or candidate is not arg):
                     return host
                 continue
             prefix = self.fold.prefix(arg)
@@ -397,7 +412,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         base = self.qual(node.value)
-        if base in _DYNAMIC_CONTAINERS and self.fold.const(node.slice) is None:
+        if base is not None and _is_container(base) and self.fold.const(node.slice) is None:
             self._finding(node.lineno, "dynamic-attribute", "high",
                           f"{base}[...] with a computed key: hides which function or module it reaches")
         self.generic_visit(node)
@@ -416,6 +431,12 @@ class _Scanner(ast.NodeVisitor):
 
     def check_text(self, text: str, line: int) -> None:
         self.findings += text_findings(self.path, text, line)
+
+
+def _is_container(name: str) -> bool:
+    """A mapping that holds functions or modules by name (``builtins.__dict__``, ``sys.modules``, ``globals()``)."""
+    return name in _DYNAMIC_CONTAINERS or (name.endswith(".__dict__") and
+                                           name.split(".", maxsplit=1)[0] in SENSITIVE_MODULES | {"builtins"})
 
 
 def _item(base: str, key: str, aliases: dict[str, str]) -> str:

@@ -25,7 +25,8 @@ DECODERS = frozenset({"base64.b64decode", "base64.b32decode", "base64.b16decode"
                       "marshal.load", "builtins.bytes.fromhex", "bytes.fromhex", "pickle.loads", "quopri.decodestring",
                       "builtins.bytearray.fromhex"})
 
-# (prefix, category); the longest matching prefix decides. A prefix ending in "." matches a module's members.
+# (prefix, category); the longest matching prefix decides. A prefix ending in "." matches a module's members; a
+# dotted prefix also matches the names it begins (``os.exec`` matches ``os.execvp``).
 CATEGORY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("subprocess", "subprocess"), ("pty", "subprocess"), ("pexpect", "subprocess"), ("sh.", "subprocess"),
     ("plumbum", "subprocess"), ("commands", "subprocess"), ("popen2", "subprocess"),
@@ -79,8 +80,8 @@ def category_of(qualified: str) -> str | None:
         if prefix.endswith("."):
             hit = qualified.startswith(prefix)
         else:
-            hit = qualified == prefix or qualified.startswith(prefix + ".") or (
-                prefix.startswith("os.") and qualified.startswith(prefix) and "." not in qualified[len(prefix):])
+            partial = "." in prefix and qualified.startswith(prefix) and "." not in qualified[len(prefix):]
+            hit = qualified == prefix or qualified.startswith(prefix + ".") or partial
         if hit and (best is None or len(prefix) > best[0]):
             best = (len(prefix), category)
     return None if best is None else best[1]
