@@ -284,8 +284,9 @@ class _Scanner(ast.NodeVisitor):
             self._effect("write", node.lineno, self._path(value), f".{attr}()")
         elif attr in ("read_text", "read_bytes") and value is not None:
             self._effect("read", node.lineno, self._path(value), f".{attr}()")
-        elif attr == "open" and value is not None:
-            mode = self.fold.const(node.args[0]) if node.args else self._keyword(node, "mode", "r")
+        elif attr == "open" and value is not None:  # Path.open(mode); on an unknown object only a literal mode counts
+            mode = self.fold.const(node.args[0]) if node.args else None
+            mode = mode if mode is not None and len(mode) <= 4 else self._keyword(node, "mode", "r")
             self._effect("write" if _mode_writes(mode) else "read", node.lineno, self._path(value), ".open()")
         elif attr in NETWORK_CALLS:
             host = self._host(node, require_url=True)

@@ -11,6 +11,7 @@ pinned (install those first): ordinary dependencies are installed by the install
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -95,13 +96,12 @@ def _install(wheel: Path, python: str, deps: bool, offline: bool) -> str | None:
     return "neither uv nor pip is available to install the wheel"
 
 
-def _site(python: str) -> list[str] | None:
-    if Path(python).resolve() == Path(sys.executable).resolve():
+def _site(python: str | None) -> list[str] | None:
+    """The target interpreter's ``sys.path`` (None: this interpreter's)."""
+    if python is None:
         return None
     done = subprocess.run([python, "-c", "import sys, json; print(json.dumps(sys.path))"], capture_output=True,
                           text=True, check=False, timeout=60)
-    import json
-
     return [p for p in json.loads(done.stdout) if p] if done.returncode == 0 else []
 
 
@@ -161,7 +161,7 @@ def install_package(spec: str, *, python: str | None = None, pins: Any = None, d
         if report.kind != "wheel" or not report.ok:
             return InstallResult(installed=False, reports=tuple(reports),
                                  problems=("the wheel does not pass the scan; it was not installed",))
-        path = _site(target)
+        path = _site(python)
         problems = _requires_ready(report, store, path)
         if problems:
             return InstallResult(installed=False, reports=tuple(reports), problems=tuple(problems))

@@ -62,7 +62,7 @@ def _check(name: str, store: Any, path: Sequence[str] | None,
     record = store.package_pin(key)
     if record is None:
         raise LoadError(f"tool package {name!r} was never scanned and pinned: install it with "
-                        f"'toolrig package install', or scan it and run 'toolrig package pin {key}'", source=name)
+                        f"'toolrig package install' (which scans it first)", source=name)
     problems = verify_installed(dist, record)
     if problems:
         raise LoadError(f"tool package {name!r} changed since it was scanned: " + "; ".join(problems[:10]),
