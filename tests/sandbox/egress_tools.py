@@ -38,3 +38,11 @@ def proxy_env() -> str:
     import os
 
     return json.dumps({k: os.environ.get(k) for k in ("HTTP_PROXY", "HTTPS_PROXY")})
+
+
+@tool(isolation="sandbox")
+def read_env() -> str:
+    """Two variables as the sandboxed tool sees them."""
+    import os
+
+    return json.dumps({k: os.environ.get(k) for k in ("EGRESS_TEST_TOKEN", "EGRESS_TEST_OTHER", "HOME")})

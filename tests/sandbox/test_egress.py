@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.server
+import json
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +17,7 @@ from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import URLDenied
 from toolrig.guards import URLRules
 from toolrig.runtime import Executors, Runtime, minimal_stages
-from toolrig.sandbox import EGRESS_KEY, Sandbox, SandboxExecutor, host_allowed
+from toolrig.sandbox import EGRESS_KEY, ENV_KEY, Sandbox, SandboxExecutor, host_allowed
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
@@ -110,3 +112,15 @@ def test_host_matching() -> None:
     assert not host_allowed("example.com", ["*.example.com"])
     assert not host_allowed("badexample.com", ["*.example.com"])
     assert not host_allowed("api.example.com.evil", ["api.example.com"])
+
+
+def test_declared_variables_are_passed_and_only_those(sandbox: Sandbox, server: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EGRESS_TEST_TOKEN", "t0k")
+    monkeypatch.setenv("EGRESS_TEST_OTHER", "secret")
+    tool = et.read_env.with_spec(metadata={ENV_KEY: ["EGRESS_TEST_TOKEN", "HOME"]})
+    outcome = call(sandbox, server, tool, {})
+    assert outcome.ok, outcome
+    seen = json.loads(outcome.result.text)
+    assert seen["EGRESS_TEST_TOKEN"] == "t0k" and seen["EGRESS_TEST_OTHER"] is None
+    assert seen["HOME"] != os.environ.get("HOME")

@@ -18,7 +18,7 @@ from toolrig.loading import collect
 from toolrig.packages._manifest import Capabilities, parse_manifest
 from toolrig.packages._metadata import ENTRY_POINT_GROUP
 from toolrig.packages._pinning import verify_installed
-from toolrig.sandbox import EGRESS_KEY
+from toolrig.sandbox import EGRESS_KEY, ENV_KEY
 from toolrig.toolsets import Toolset
 
 __all__ = ["PACKAGE_KEY", "apply_capabilities", "check_package", "load_verified"]
@@ -83,14 +83,17 @@ def _check(name: str, store: Any, path: Sequence[str] | None,
 def apply_capabilities(tool: BaseTool, caps: Capabilities, package: dict[str, str], *,
                        isolation: Literal["sandbox"] | None) -> BaseTool:
     """``tool`` as the package's manifest allows it to run: marked with its package, external trust, and (when
-    sandboxed) the declared hosts as its only network; whatever the tool itself put under those keys is replaced."""
-    metadata = {k: v for k, v in tool.spec.metadata.items() if k not in (EGRESS_KEY, PACKAGE_KEY)}
+    sandboxed) the declared hosts as its only network and the declared variables passed into its environment;
+    whatever the tool itself put under those keys is replaced."""
+    metadata = {k: v for k, v in tool.spec.metadata.items() if k not in (EGRESS_KEY, ENV_KEY, PACKAGE_KEY)}
     metadata[PACKAGE_KEY] = dict(package)
     changes: dict[str, Any] = {"trust": Trust.EXTERNAL}
     if isolation is not None:
         changes["isolation"] = isolation
         if caps.network:
             metadata[EGRESS_KEY] = list(caps.network)
+        if caps.env:
+            metadata[ENV_KEY] = list(caps.env)
     return tool.with_spec(metadata=metadata, **changes)
 
 

@@ -25,7 +25,7 @@ from toolrig.errors import CallTimeoutError, ExecutorUnavailable, ProcessIsolati
 from toolrig.guards import AsyncResolver, Resolver, URLRules
 from toolrig.runtime import RemoteResult
 from toolrig.sandbox._backend import Backend, RawRun
-from toolrig.sandbox._egress import EGRESS_KEY, EgressProxy
+from toolrig.sandbox._egress import EGRESS_KEY, ENV_KEY, EgressProxy
 from toolrig.sandbox._protocol import decode_reply, exception_from_data, result_from_data
 from toolrig.sandbox._sandbox import Sandbox
 
@@ -36,6 +36,8 @@ log = logging.getLogger("toolrig.sandbox")
 _WORKER_PATH = "/run/toolrig/worker.py"
 _WORKER = Path(__file__).with_name("_toolworker.py")
 _NEVER_BOUND = ("/", "/proc", "/sys", "/dev", "/run", "/tmp", "/work")
+_NEVER_PASSED = frozenset({"PATH", "HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "TOOLRIG_REPLY",
+                           "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"})
 
 
 def default_python_path() -> tuple[str, ...]:
@@ -61,6 +63,16 @@ def _egress_hosts(tool: BaseTool) -> list[str] | None:
     if isinstance(hosts, str) or not all(isinstance(h, str) for h in hosts):
         raise ProcessIsolationError(f"tool {tool.name!r}: metadata[{EGRESS_KEY!r}] must be a list of host names")
     return [str(h) for h in hosts]
+
+
+def _passed_env(tool: BaseTool) -> dict[str, str] | None:
+    """The host variables ``tool`` declares it reads (``metadata["toolrig.env"]``), with their host values."""
+    names = tool.spec.metadata.get(ENV_KEY)
+    if not names:
+        return None
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise ProcessIsolationError(f"tool {tool.name!r}: metadata[{ENV_KEY!r}] must be a list of variable names")
+    return {n: os.environ[n] for n in names if n in os.environ and n not in _NEVER_PASSED}
 
 
 def _reference(tool: BaseTool) -> dict[str, str]:
@@ -99,6 +111,8 @@ class SandboxExecutor:
     A tool whose ``spec.metadata["toolrig.egress"]`` lists hosts (a tool package's declared network) runs with
     no network but a proxy that reaches only those hosts, through the URL guard
     (:class:`~toolrig.sandbox.EgressProxy`); without that key it has the sandbox's network (none by default).
+    ``spec.metadata["toolrig.env"]`` names host variables copied into its environment (never ``PATH``, ``HOME``,
+    loader or proxy variables).
 
     Args:
         sandbox: the sandbox (default: ``Sandbox()``, self-tested before the first call); its
@@ -177,7 +191,7 @@ class SandboxExecutor:
         python, prefix = backend.python()
         limits = self.sandbox.limits if timeout is None else self.sandbox.limits.with_changes(timeout=timeout)
         spec = self.sandbox._spec((python, "-I", "-S", "-u", _WORKER_PATH), stdin=json.dumps(message).encode(),
-                                  cwd=None, env=None, timeout=None, limits=limits,
+                                  cwd=None, env=_passed_env(tool), timeout=None, limits=limits,
                                   files={_WORKER_PATH: _WORKER.read_bytes()}, want_reply=True,
                                   ro_paths=(*prefix, *self.sandbox.ro_paths, *self.python_path,
                                             *([egress] if egress else [])))
