@@ -12,15 +12,13 @@ still blocks. Text that folds to Python code (``exec(base64.b64decode("..."))``)
 from __future__ import annotations
 
 import ast
-import builtins
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
+from toolrig.packages._binding import DYNAMIC_CONTAINERS, Bindings, is_container
 from toolrig.packages._findings import Finding, Severity
-from toolrig.packages._fold import Folder, host_of, looks_like_host
+from toolrig.packages._fold import host_of
 from toolrig.packages._names import (
-    DECODERS,
     DYNAMIC_IMPORTS,
     EXEC,
     NETWORK_CALLS,
@@ -29,21 +27,18 @@ from toolrig.packages._names import (
     category_of,
 )
 
-__all__ = ["Effect", "FileScan", "scan_python", "text_findings", "urls_in"]
+__all__ = ["Effect", "FileScan", "scan_python", "text_findings"]
 
-_BUILTIN_NAMES = frozenset(dir(builtins))
 _SHELL_DOWNLOAD = re.compile(r"\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|z|da|k|c|tc)?sh\b|"
                              r"\b(curl|wget)\b[^|;&\n]*\|\s*(sudo\s+)?python[0-9.]*\b|"
                              r"\b(iwr|Invoke-WebRequest|irm)\b[^|;\n]*\|\s*iex\b", re.I)
 _ENCODED = re.compile(r"[A-Za-z0-9+/=_\-\s]{256,}\Z|[0-9a-fA-F\s]{256,}\Z")
-_URL = re.compile(r"\b(?:https?|wss?|ftp)://[^\s'\"<>]+", re.I)
 _ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ"})
 _GETENV = frozenset({"os.getenv", "os.getenvb"})
 _OPENERS = frozenset({"builtins.open", "io.open", "codecs.open", "os.fdopen", "gzip.open", "bz2.open", "lzma.open"})
 _PATH_MAKERS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "os.path.join",
                           "os.path.expanduser", "os.path.abspath", "os.path.realpath", "os.path.normpath",
                           "posixpath.join"})
-_DYNAMIC_CONTAINERS = frozenset({"builtins", "builtins.__dict__", "globals()", "sys.modules", "locals()"})
 _MAX_DEPTH = 3
 _DANGEROUS_ATTRIBUTES = frozenset({"exec", "eval", "compile", "__import__", "import_module", "system", "popen",
                                    "spawn", "execv", "execve", "execl", "execvp", "run", "call", "check_output",
@@ -81,132 +76,14 @@ def _mode_writes(mode: str | None) -> bool:
     return mode is None or any(c in mode for c in "wax+")
 
 
-class _Scanner(ast.NodeVisitor):
+class _Scanner(Bindings, ast.NodeVisitor):
     def __init__(self, path: str, tree: ast.Module, depth: int) -> None:
-        self.path, self.tree, self.depth = path, tree, depth
-        self.aliases: dict[str, str] = {}
-        self.consts: dict[str, str] = {}
-        self.bound: set[str] = set()
-        self.star: list[str] = []
-        self.tainted: set[str] = set()
+        super().__init__(tree)
+        self.path, self.depth = path, depth
         self.findings: list[Finding] = []
         self.effects: list[Effect] = []
-        self.parents: dict[int, ast.AST] = {}
-        self.docstrings: set[int] = set()
-        self.fold = Folder(self.qual, self.consts)
 
-    # -- name resolution -------------------------------------------------------------------------------
-    def qual(self, node: ast.AST, depth: int = 0) -> str | None:
-        """The qualified name ``node`` stands for (``os.system``, ``builtins.exec``), or None."""
-        if depth > 30:
-            return None
-        if isinstance(node, ast.Name):
-            return self._qual_name(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qual(node.value, depth + 1)
-            return None if base is None else f"{base}.{node.attr}"
-        if isinstance(node, ast.Subscript):
-            base = self.qual(node.value, depth + 1)
-            key = self.fold.const(node.slice)
-            return None if base is None or key is None else _item(base, key, self.aliases)
-        if isinstance(node, ast.Call):
-            return self._qual_call(node, depth)
-        return None
-
-    def _qual_name(self, name: str) -> str | None:
-        if name in self.aliases:
-            return self.aliases[name]
-        if name == "__builtins__":
-            return "builtins"
-        if name in self.bound:
-            return None
-        if name in _BUILTIN_NAMES:
-            return f"builtins.{name}"
-        for module in self.star:
-            candidate = f"{module}.{name}"
-            if category_of(candidate) or candidate in EXEC or candidate in DYNAMIC_IMPORTS:
-                return candidate
-        return None
-
-    def _qual_call(self, node: ast.Call, depth: int) -> str | None:
-        func = self.qual(node.func, depth + 1)
-        first = self.fold.const(node.args[0]) if node.args else None
-        if func in ("builtins.__import__", "importlib.__import__") and first is not None:
-            return first if len(node.args) > 3 and node.args[3] else first.split(".")[0]
-        if func == "importlib.import_module" and first is not None:
-            return first
-        if func == "builtins.getattr" and len(node.args) >= 2:
-            base, name = self.qual(node.args[0], depth + 1), self.fold.const(node.args[1])
-            return None if base is None or name is None else _item(base, name, self.aliases)
-        if func == "builtins.vars" and node.args:
-            base = self.qual(node.args[0], depth + 1)
-            return None if base is None else f"{base}.__dict__"
-        if func in ("builtins.globals", "builtins.locals"):
-            return func.removeprefix("builtins.") + "()"
-        container = func.removesuffix(".get") if func is not None and func.endswith(".get") else None
-        if container is not None and _is_container(container) and first is not None:
-            return _item(container, first, self.aliases)
-        return None
-
-    # -- the passes ------------------------------------------------------------------------------------
-    def prepare(self) -> None:
-        for parent in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[id(child)] = parent
-            if isinstance(parent, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and parent.body:
-                first = parent.body[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                    self.docstrings.add(id(first.value))
-        counts: dict[str, int] = {}
-        for node in ast.walk(self.tree):
-            self._bind(node, counts)
-        for _ in range(4):  # aliases of aliases, constants of constants, taint through assignments
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
-                    self._assign(node, counts)
-
-    def _bind(self, node: ast.AST, counts: dict[str, int]) -> None:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.aliases[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    self.aliases[top] = top
-                self._module_use(alias.name, node.lineno)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            for alias in node.names:
-                if alias.name == "*":
-                    self.star.append(node.module)
-                    self._module_use(node.module, node.lineno)
-                else:
-                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-                    self._module_use(f"{node.module}.{alias.name}", node.lineno)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            self.bound.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            counts[node.id] = counts.get(node.id, 0) + 1
-            self.bound.add(node.id)
-        elif isinstance(node, ast.arg):
-            self.bound.add(node.arg)
-
-    def _assign(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, counts: dict[str, int]) -> None:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        value = node.value
-        assert value is not None
-        for target in targets:
-            if not isinstance(target, ast.Name):
-                continue
-            resolved = self.qual(value)
-            if resolved is not None and target.id not in self.aliases:
-                self.aliases[target.id] = resolved
-            text = self.fold.const(value)
-            if text is not None and counts.get(target.id) == 1:
-                self.consts[target.id] = text
-            if self._decodes(value):
-                self.tainted.add(target.id)
-
-    def _module_use(self, module: str, line: int) -> None:
+    def on_import(self, module: str, line: int) -> None:
         category = category_of(module)
         if category in ("network", "subprocess"):
             self._effect(category, line, "", module)
@@ -221,17 +98,6 @@ class _Scanner(ast.NodeVisitor):
 
     def _effect(self, category: str, line: int, target: str | None, what: str) -> None:
         self.effects.append(Effect(category=category, file=self.path, line=line, target=target, what=what))
-
-    def _decodes(self, node: ast.AST) -> bool:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and sub.id in self.tainted:
-                return True
-            if isinstance(sub, ast.Call):
-                name = self.qual(sub.func)
-                if name in DECODERS or (isinstance(sub.func, ast.Attribute) and sub.func.attr in ("decode", "fromhex")
-                                        and sub.args):
-                    return True
-        return False
 
     # -- visiting --------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
@@ -251,10 +117,10 @@ class _Scanner(ast.NodeVisitor):
             self._dynamic_import(node, name)
         elif name == "builtins.getattr" and len(node.args) >= 2 and self.fold.const(node.args[1]) is None:
             base = self.qual(node.args[0])
-            if base is not None and (base.split(".")[0] in SENSITIVE_MODULES or base in _DYNAMIC_CONTAINERS):
+            if base is not None and (base.split(".")[0] in SENSITIVE_MODULES or base in DYNAMIC_CONTAINERS):
                 self._finding(line, "dynamic-attribute", "high",
                               f"getattr on {base} with a computed name: hides which function it calls")
-        elif name.endswith(".get") and _is_container(name[:-4]) and node.args and first_const is None:
+        elif name.endswith(".get") and is_container(name[:-4]) and node.args and first_const is None:
             self._finding(line, "dynamic-attribute", "high",
                           f"{name}() with a computed key: hides which function or module it reaches")
         elif name in ("operator.attrgetter", "operator.methodcaller") and node.args:
@@ -323,7 +189,7 @@ class _Scanner(ast.NodeVisitor):
                           f"{short}() loads code whose name or place is computed at run time")
             return
         self._finding(node.lineno, "dynamic-import", "medium", f"{short}({module!r}) imports a module by name")
-        self._module_use(module, node.lineno)
+        self.on_import(module, node.lineno)
 
     def _open(self, node: ast.Call, name: str) -> None:
         mode = self.fold.const(node.args[1]) if len(node.args) > 1 else self._keyword(node, "mode", "r")
@@ -413,7 +279,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         base = self.qual(node.value)
-        if base is not None and _is_container(base) and self.fold.const(node.slice) is None:
+        if base is not None and is_container(base) and self.fold.const(node.slice) is None:
             self._finding(node.lineno, "dynamic-attribute", "high",
                           f"{base}[...] with a computed key: hides which function or module it reaches")
         self.generic_visit(node)
@@ -434,36 +300,12 @@ class _Scanner(ast.NodeVisitor):
         self.findings += text_findings(self.path, text, line)
 
 
-def _is_container(name: str) -> bool:
-    """A mapping that holds functions or modules by name (``builtins.__dict__``, ``sys.modules``, ``globals()``)."""
-    return name in _DYNAMIC_CONTAINERS or (name.endswith(".__dict__") and
-                                           name.split(".", maxsplit=1)[0] in SENSITIVE_MODULES | {"builtins"})
-
-
-def _item(base: str, key: str, aliases: dict[str, str]) -> str:
-    if base in ("builtins", "builtins.__dict__"):
-        return f"builtins.{key}"
-    if base == "sys.modules":
-        return key
-    if base in ("globals()", "locals()"):
-        return "builtins" if key == "__builtins__" else aliases.get(key, key)
-    return f"{base.removesuffix('.__dict__')}.{key}"
-
-
 def text_findings(path: str, text: str, line: int = 0) -> list[Finding]:
     """Rules on any text (a string literal, a shell script): a command that downloads a script and runs it."""
     if _SHELL_DOWNLOAD.search(text):
         return [Finding(file=path, line=line, rule="download-and-run", severity="critical",
                         reason="a command that downloads a script and runs it")]
     return []
-
-
-def urls_in(text: str) -> Iterator[str]:
-    """Hosts of the URLs written in ``text``."""
-    for match in _URL.finditer(text):
-        host = host_of(match.group(0))
-        if host and (looks_like_host(host) or "." in host):
-            yield host
 
 
 def scan_python(path: str, source: str | bytes, *, depth: int = 0) -> FileScan:
