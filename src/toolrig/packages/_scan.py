@@ -50,7 +50,15 @@ def _install_time(name: str, meta: PackageMetadata) -> bool:
     return any(name == path or (path.endswith("/") and name.startswith(path)) for path in meta.install_time)
 
 
-def _package_rules(meta: PackageMetadata) -> list[Finding]:
+def _module_files(names: set[str], module: str) -> bool:
+    """Whether the package holds ``module`` (``a.b``: ``a/b.py`` or ``a/b/__init__.py``, also under ``src/``)."""
+    base = module.replace(".", "/")
+    candidates = {f"{base}.py", f"{base}/__init__.py"}
+    return any(n in candidates or n.removeprefix("src/") in candidates or
+               (n.split("/", 2)[0].endswith(".data") and n.split("/", 2)[-1] in candidates) for n in names)
+
+
+def _package_rules(meta: PackageMetadata, names: set[str]) -> list[Finding]:
     out: list[Finding] = []
 
     def add(rule: str, severity: str, reason: str, file: str = "") -> None:
@@ -65,8 +73,11 @@ def _package_rules(meta: PackageMetadata) -> list[Finding]:
     declared = set(meta.manifest.tools)
     for ep_name, value in meta.entry_points.items():
         top = value.split(":", 1)[0].split(".", 1)[0].strip()
+        module = value.split(":", 1)[0].strip()
         if meta.modules and top not in meta.modules:
             add("foreign-entry-point", "high", f"entry point {ep_name} = {value} loads code from outside the package")
+        elif not _module_files(names, module):
+            add("missing-entry-point-module", "high", f"entry point {ep_name} = {value}: the package has no {module}")
         if meta.manifest.declared and value.replace(" ", "") not in declared:
             add("undeclared-tool", "high", f"entry point {ep_name} = {value} is not in the manifest's tools")
     values = {v.replace(" ", "") for v in meta.entry_points.values()}
@@ -101,7 +112,7 @@ def scan_files(files: PackageFiles, *, use_bandit: bool = True) -> ScanReport:
     install_time = frozenset(n for n in python if _install_time(n, meta))
     findings += _setup_commands(python, install_time)
     findings += compare(effects, meta.manifest.capabilities, install_time)
-    findings += _package_rules(meta)
+    findings += _package_rules(meta, set(files.files))
     if use_bandit:
         findings += bandit_findings(python)
     unique = sorted(set(findings), key=lambda f: (f.file, f.line, f.rule, f.reason))
