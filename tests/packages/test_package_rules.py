@@ -48,6 +48,10 @@ EXEC_SPELLINGS = [
     "getattr(__builtins__, '{}{}'.format('ex', 'ec'))('y')",
     "getattr(__builtins__, 'EXEC'.lower())('y')",
     "import code\ncode.InteractiveInterpreter().runsource('x')",
+    "__builtins__.__getattribute__('exec')('x')",
+    "import builtins\nobject.__getattribute__(builtins, 'eval')('1')",
+    "import builtins\nbuiltins.__dict__.__getitem__('exec')('x')",
+    "import importlib\ngetattr(importlib.import_module('builtins'), 'ev' + 'al')('1')",
 ]
 
 
@@ -101,6 +105,9 @@ SUBPROCESS_SPELLINGS = [
     "import pty\npty.spawn('/bin/sh')",
     "import asyncio\nasyncio.create_subprocess_shell('id')",
     "import os\nrunner = os.system\nrunner('id')",
+    "import os\nos.__dict__['system']('id')",
+    "import sys\nsys.modules.get('subprocess').run(['id'])",
+    "import importlib\nimportlib.import_module('sub' + 'process').run(['id'])",
 ]
 
 
@@ -124,6 +131,8 @@ COMPUTED = [
     "import runpy\nrunpy.run_path(p)",
     "import operator, os\noperator.methodcaller('system', 'id')(os)",
     "import operator\noperator.attrgetter(name)",
+    "import os\nos.__getattribute__(name)('id')",
+    "import builtins\nobject.__getattribute__(builtins, name)('x')",
 ]
 
 
@@ -153,6 +162,12 @@ def test_network_hosts_are_found_and_compared(source: str, host: str) -> None:
     rules = blocking_rules(source, Capabilities(network=("api.good.example",)))
     assert rules & {"undeclared-host", "network-nonliteral"}, rules
     assert not blocking_rules(source, Capabilities(network=(host,))) - {"network-nonliteral"}
+
+
+def test_a_computed_socket_address_is_not_literal() -> None:
+    caps = Capabilities(network=("api.good.example",))
+    source = "import socket\ns = socket.socket()\ns.connect((host, 443))"
+    assert "network-nonliteral" in blocking_rules(source, caps)
 
 
 def test_a_host_that_only_starts_literal_is_not_a_host() -> None:
@@ -194,6 +209,8 @@ WRITES = [
     "import os\nos.remove('/var/log/syslog')",
     "import shutil\nshutil.rmtree('/srv')",
     "open('../outside.txt', 'x')",
+    "import io\nio.FileIO('/etc/x', 'w')",
+    "from pathlib import Path\nPath.write_text(Path('/etc/x'), 'y')",
 ]
 
 

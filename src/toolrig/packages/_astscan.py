@@ -35,10 +35,12 @@ _SHELL_DOWNLOAD = re.compile(r"\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|
 _ENCODED = re.compile(r"[A-Za-z0-9+/=_\-\s]{256,}\Z|[0-9a-fA-F\s]{256,}\Z")
 _ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ"})
 _GETENV = frozenset({"os.getenv", "os.getenvb"})
-_OPENERS = frozenset({"builtins.open", "io.open", "codecs.open", "os.fdopen", "gzip.open", "bz2.open", "lzma.open"})
+_OPENERS = frozenset({"builtins.open", "io.open", "io.FileIO", "codecs.open", "os.fdopen", "gzip.open", "bz2.open",
+                      "lzma.open", "tarfile.open", "zipfile.ZipFile"})
 _PATH_MAKERS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "os.path.join",
                           "os.path.expanduser", "os.path.abspath", "os.path.realpath", "os.path.normpath",
                           "posixpath.join"})
+_PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 _MAX_DEPTH = 3
 _DANGEROUS_ATTRIBUTES = frozenset({"exec", "eval", "compile", "__import__", "import_module", "system", "popen",
                                    "spawn", "execv", "execve", "execl", "execvp", "run", "call", "check_output",
@@ -104,8 +106,8 @@ class _Scanner(Bindings, ast.NodeVisitor):
         name = self.qual(node.func)
         if name is not None:
             self._named_call(node, name)
-        elif isinstance(node.func, ast.Attribute):
-            self._method_call(node, node.func.attr)
+        if isinstance(node.func, ast.Attribute) and (name is None or category_of(name) is None):
+            self._method_call(node, node.func.attr)  # Path.write_text(p), a client's .get(url), ...
         self.generic_visit(node)
 
     def _named_call(self, node: ast.Call, name: str) -> None:
@@ -115,8 +117,9 @@ class _Scanner(Bindings, ast.NodeVisitor):
             self._exec(node, name)
         elif name in DYNAMIC_IMPORTS:
             self._dynamic_import(node, name)
-        elif name == "builtins.getattr" and len(node.args) >= 2 and self.fold.const(node.args[1]) is None:
-            base = self.qual(node.args[0])
+        elif self._computed_lookup(node, name):
+            base = self.qual(node.args[0]) if name in ("builtins.getattr", "builtins.object.__getattribute__") \
+                else name.rpartition(".")[0]
             if base is not None and (base.split(".")[0] in SENSITIVE_MODULES or base in DYNAMIC_CONTAINERS):
                 self._finding(line, "dynamic-attribute", "high",
                               f"getattr on {base} with a computed name: hides which function it calls")
@@ -144,10 +147,20 @@ class _Scanner(Bindings, ast.NodeVisitor):
             key = self.fold.const(node.args[0]) if node.args else None
             self._effect("env", line, key, name)
 
+    def _computed_lookup(self, node: ast.Call, name: str) -> bool:
+        """``getattr(x, name)``, ``x.__getattribute__(name)`` or ``object.__getattribute__(x, name)`` with a
+        computed name (the caller checks that ``x`` matters)."""
+        if name in ("builtins.getattr", "builtins.object.__getattribute__") and len(node.args) >= 2:
+            return self.fold.const(node.args[1]) is None
+        if name.endswith((".__getattribute__", ".__getattr__")) and node.args:
+            return self.fold.const(node.args[0]) is None
+        return False
+
     def _method_call(self, node: ast.Call, attr: str) -> None:
         value = node.func.value if isinstance(node.func, ast.Attribute) else None
         if attr in WRITE_ATTRIBUTES and value is not None:
-            self._effect("write", node.lineno, self._path(value), f".{attr}()")
+            unbound = self.qual(value) in _PATH_CLASSES and node.args  # Path.write_text(path, text)
+            self._effect("write", node.lineno, self._path(node.args[0] if unbound else value), f".{attr}()")
         elif attr in ("read_text", "read_bytes") and value is not None:
             self._effect("read", node.lineno, self._path(value), f".{attr}()")
         elif attr == "open" and value is not None:  # Path.open(mode); on an unknown object only a literal mode counts
@@ -156,7 +169,7 @@ class _Scanner(Bindings, ast.NodeVisitor):
             self._effect("write" if _mode_writes(mode) else "read", node.lineno, self._path(value), ".open()")
         elif attr in NETWORK_CALLS:
             host = self._host(node, require_url=True)
-            if host:
+            if host != "":
                 self._effect("network", node.lineno, host, f".{attr}()")
 
     def _keyword(self, node: ast.Call, name: str, default: str | None) -> str | None:
@@ -238,6 +251,8 @@ class _Scanner(Bindings, ast.NodeVisitor):
                 return host
             if self.qual(arg) is None and not isinstance(arg, ast.Constant | ast.Dict | ast.Lambda):
                 unknown = True
+                if candidate is not arg:  # an address tuple (host, port) with a computed host
+                    return None
         return None if unknown and not require_url else ""
 
     def visit_Name(self, node: ast.Name) -> None:

@@ -85,9 +85,14 @@ class Bindings:
             return None if base is None else f"{base}.__dict__"
         if func in ("builtins.globals", "builtins.locals"):
             return func.removeprefix("builtins.") + "()"
-        container = func.removesuffix(".get") if func is not None and func.endswith(".get") else None
-        if container is not None and is_container(container) and first is not None:
-            return _item(container, first, self.aliases)
+        if func in ("builtins.object.__getattribute__", "builtins.type.__getattribute__") and len(node.args) >= 2:
+            target, name = self.qual(node.args[0], depth + 1), self.fold.const(node.args[1])
+            return None if target is None or name is None else _item(target, name, self.aliases)
+        if func is None or first is None:
+            return None
+        base, _, method = func.rpartition(".")
+        if method in ("__getattribute__", "__getattr__") or (method in ("get", "__getitem__") and is_container(base)):
+            return _item(base, first, self.aliases)
         return None
 
     # -- the passes ------------------------------------------------------------------------------------
