@@ -66,3 +66,15 @@ def test_the_example_package_builds_into_a_wheel_that_passes(tmp_path: Path) -> 
     assert done.exit_code == 0, done.output
     data = json.loads(done.stdout)
     assert data["kind"] == "wheel" and data["entry_points"] == {"get_weather": "weather_tools.tools:get_weather"}
+
+
+def test_bandit_adds_advisory_findings_only(tmp_path: Path) -> None:
+    """bandit is installed with the ``scan`` extra: its findings show, and never block on their own."""
+    case = next(c for c in BENIGN if c.name == "git-status")
+    wheel = str(case.build(tmp_path))
+    with_bandit = json.loads(runner.invoke(app, ["package", "scan", wheel, "--json"]).stdout)
+    assert with_bandit["ok"] is True
+    advisory = [f for f in with_bandit["findings"] if f["rule"].startswith("bandit:")]
+    assert advisory and not any(f["blocks"] for f in advisory)
+    without = json.loads(runner.invoke(app, ["package", "scan", wheel, "--json", "--no-bandit"]).stdout)
+    assert not any(f["rule"].startswith("bandit:") for f in without["findings"])
