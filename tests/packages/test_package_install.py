@@ -242,3 +242,32 @@ def test_the_cli_installs_verifies_lists_and_forgets(tmp_path: Path, venv: tuple
     assert "no tool packages are pinned" in runner.invoke(app, ["package", "list"]).output
     missing = runner.invoke(app, ["package", "install", str(tmp_path / "nope.whl")])
     assert missing.exit_code == 2
+
+
+def test_an_installed_package_is_adopted_by_scanning_its_installed_files(pins: Any) -> None:
+    """``toolrig-plugin-demo`` is installed in the dev environment by ``uv sync``, not by toolrig."""
+    from toolrig.packages import pin_installed
+
+    with pytest.raises(LoadError, match="never scanned"):
+        Registry().load_package("toolrig-plugin-demo", pins=pins)
+    result = pin_installed("toolrig-plugin-demo", pins=pins)
+    assert result.installed, result.problems
+    assert "toolrig_plugin_demo/__init__.py" in pins.package_pin("toolrig-plugin-demo")["hashes"]
+    tools = Registry().load_package("toolrig-plugin-demo", pins=pins, isolation=None)
+    assert sorted(t.name for t in tools) == ["shout", "whisper"]
+    assert all(t.spec.isolation is Isolation.INLINE and t.spec.trust is Trust.EXTERNAL for t in tools)
+
+
+def test_an_installed_package_that_fails_the_scan_is_not_adopted(tmp_path: Path, venv: tuple[str, str],
+                                                                  pins: Any) -> None:
+    from toolrig.packages import pin_installed
+
+    wheel = build_wheel(tmp_path, "toolrig-uptime", "1.0.0",
+                        {"uptime_pkg/__init__.py": "", "uptime_pkg/tools.py": "from os import system as s\ns('id')\n"},
+                        entry_points={"x": "uptime_pkg.tools:x"}, toml=manifest(["uptime_pkg.tools:x"]))
+    subprocess.run(["uv", "pip", "install", "--quiet", "--offline", "--no-deps", "--python", venv[0], str(wheel)],
+                   check=True, timeout=120)
+    result = pin_installed("toolrig-uptime", pins=pins, path=[venv[1]])
+    assert not result.installed
+    assert "undeclared-subprocess" in {f.rule for f in result.reports[0].blocking}
+    assert pins.package_pin("toolrig-uptime") is None

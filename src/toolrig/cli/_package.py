@@ -1,4 +1,4 @@
-"""``toolrig package scan | install | verify | list | forget``: tool packages, scanned before they are used.
+"""``toolrig package scan | install | pin | verify | list | forget``: tool packages, scanned before they are used.
 
 ``scan`` exits 0 when nothing undeclared or dangerous is found, 1 when the package would be blocked, 2 on a
 usage error (no such file, not a wheel / sdist / folder); ``--json`` prints ``{"ok": ..., "findings": [...]}``.
@@ -89,6 +89,30 @@ def install_command(spec: Annotated[str, typer.Argument(help="A wheel, sdist, so
         if result.installed:
             name = result.reports[-1].name
             stdout().print(Text(f"installed and pinned {name} {result.reports[-1].version}", style="green"))
+    raise typer.Exit(0 if result.installed else 1)
+
+
+@package_app.command("pin")
+def pin_command(name: Annotated[str, typer.Argument(help="An installed distribution.")],
+                as_json: JsonOpt = False) -> None:
+    """Scan an already installed package from its installed files and pin it if it passes (exit 1 if not)."""
+    from toolrig.errors import LoadError
+    from toolrig.packages import pin_installed
+
+    try:
+        result = pin_installed(name)
+    except LoadError as exc:
+        fail(str(exc), code=2)
+    if as_json:
+        print_json({"pinned": result.installed, "problems": list(result.problems),
+                    "scans": [r.to_dict() for r in result.reports]})
+    else:
+        for report in result.reports:
+            _show(report)
+        for problem in result.problems:
+            typer.echo(f"refused: {sanitize(problem)}", err=True)
+        if result.installed:
+            stdout().print(Text(f"pinned {result.reports[-1].name} {result.reports[-1].version}", style="green"))
     raise typer.Exit(0 if result.installed else 1)
 
 

@@ -27,9 +27,9 @@ from toolrig.packages._findings import ScanReport
 from toolrig.packages._load import _distribution, _pins, check_package
 from toolrig.packages._manifest import parse_manifest
 from toolrig.packages._pinning import pin_record, verify_installed
-from toolrig.packages._scan import scan
+from toolrig.packages._scan import installed_files, scan, scan_files
 
-__all__ = ["InstallResult", "install_package"]
+__all__ = ["InstallResult", "install_package", "pin_installed"]
 
 _TIMEOUT = 600
 
@@ -176,3 +176,24 @@ def install_package(spec: str, *, python: str | None = None, pins: Any = None, d
                              problems=("the installed files differ from the scanned wheel: " + "; ".join(differs[:5]),))
     store.pin_package(report.name, record)
     return InstallResult(installed=True, reports=tuple(reports))
+
+
+def pin_installed(name: str, *, pins: Any = None, path: Sequence[str] | None = None, by: str | None = None,
+                  use_bandit: bool = True) -> InstallResult:
+    """Scan a distribution that is already installed (by ``uv sync``, ``pip``, ...) from its installed files, and
+    pin it when the scan passes — the way to adopt a package that ``toolrig package install`` did not install.
+
+    Raises:
+        LoadError: no distribution of that name is installed.
+    """
+    store = _pins(pins)
+    dist = _distribution(name, path)
+    report = scan_files(installed_files(dist), use_bandit=use_bandit)
+    if not report.ok:
+        return InstallResult(installed=False, reports=(report,),
+                             problems=("the installed package does not pass the scan; it was not pinned",))
+    problems = _requires_ready(report, store, list(path) if path is not None else None)
+    if problems:
+        return InstallResult(installed=False, reports=(report,), problems=tuple(problems))
+    store.pin_package(report.name, pin_record(report, by=by, source="installed"))
+    return InstallResult(installed=True, reports=(report,))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from importlib.metadata import Distribution
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import canonicalize_name
 
-from toolrig.packages._archive import PackageFiles, read_package
+from toolrig.packages._archive import MAX_FILE_BYTES, PackageFiles, read_package
 from toolrig.packages._astscan import Effect, scan_python, text_findings
 from toolrig.packages._bandit import bandit_findings
 from toolrig.packages._compare import compare
@@ -16,7 +17,7 @@ from toolrig.packages._confusion import confusion
 from toolrig.packages._findings import Finding, ScanReport
 from toolrig.packages._metadata import PackageMetadata, read_metadata
 
-__all__ = ["scan", "scan_files"]
+__all__ = ["installed_files", "scan", "scan_files"]
 
 _NATIVE = (".so", ".pyd", ".dll", ".dylib")
 _COMPILED = (".pyc", ".pyo")
@@ -133,6 +134,27 @@ def _setup_commands(python: dict[str, bytes], install_time: frozenset[str]) -> l
             if isinstance(node, ast.keyword) and node.arg == "cmdclass":
                 out.append(Finding(file=name, line=node.value.lineno, rule="custom-install-command", severity="high",
                                    reason="cmdclass replaces the install or build steps with the package's own code"))
+    return out
+
+
+def installed_files(dist: Distribution) -> PackageFiles:
+    """The files of an installed distribution, as a wheel holds them (bytecode caches and files the installer put
+    outside ``site-packages``, such as console scripts, left out)."""
+    out = PackageFiles(kind="wheel")
+    root = Path(str(dist.locate_file("")))
+    for entry in dist.files or ():
+        rel = Path(str(entry)).as_posix()
+        if ".." in rel.split("/") or "__pycache__" in rel.split("/") or rel.endswith((".pyc", ".pyo")):
+            continue
+        full = root / rel
+        if full.is_symlink() or not full.is_file():
+            out.refuse(rel, "not a regular file", rule="symlink")
+            continue
+        data = full.read_bytes()
+        if len(data) > MAX_FILE_BYTES:
+            out.refuse(rel, f"larger than {MAX_FILE_BYTES} bytes", rule="archive-limit")
+            continue
+        out.add(rel, data)
     return out
 
 
