@@ -97,6 +97,9 @@ class Bindings:
 
     # -- the passes ------------------------------------------------------------------------------------
     def prepare(self) -> None:
+        """Collect parents, docstrings, imports, aliases, constants and tainted names (one walk of the tree)."""
+        counts: dict[str, int] = {}
+        assignments: list[ast.Assign | ast.AnnAssign | ast.NamedExpr] = []
         for parent in ast.walk(self.tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[id(child)] = parent
@@ -104,13 +107,15 @@ class Bindings:
                 first = parent.body[0]
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                     self.docstrings.add(id(first.value))
-        counts: dict[str, int] = {}
-        for node in ast.walk(self.tree):
-            self._bind(node, counts)
+            self._bind(parent, counts)
+            if isinstance(parent, ast.Assign | ast.AnnAssign | ast.NamedExpr) and parent.value is not None:
+                assignments.append(parent)
         for _ in range(4):  # aliases of aliases, constants of constants, taint through assignments
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
-                    self._assign(node, counts)
+            before = (len(self.aliases), len(self.consts), len(self.tainted))
+            for node in assignments:
+                self._assign(node, counts)
+            if (len(self.aliases), len(self.consts), len(self.tainted)) == before:
+                break
 
     def _bind(self, node: ast.AST, counts: dict[str, int]) -> None:
         if isinstance(node, ast.Import):

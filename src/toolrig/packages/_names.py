@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 __all__ = ["BUILTINS", "CATEGORY_PREFIXES", "DECODERS", "DYNAMIC_IMPORTS", "EXEC", "NETWORK_CALLS",
            "SENSITIVE_MODULES", "WRITE_ATTRIBUTES", "category_of"]
 
@@ -73,6 +75,7 @@ WRITE_ATTRIBUTES = frozenset({"write_text", "write_bytes", "touch", "symlink_to"
                               "mkdir", "extractall", "extract", "chmod", "lchmod"})
 
 
+@functools.lru_cache(maxsize=4096)
 def category_of(qualified: str) -> str | None:
     """``subprocess``, ``network``, ``env``, ``write``, ``native``, ``code``, ``pickle`` or None."""
     best: tuple[int, str] | None = None
