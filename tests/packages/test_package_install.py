@@ -271,3 +271,23 @@ def test_an_installed_package_that_fails_the_scan_is_not_adopted(tmp_path: Path,
     assert not result.installed
     assert "undeclared-subprocess" in {f.rule for f in result.reports[0].blocking}
     assert pins.package_pin("toolrig-uptime") is None
+
+
+def test_capabilities_become_sandbox_settings_and_replace_the_tools_own(tmp_path: Path) -> None:
+    from toolrig import tool
+    from toolrig.packages import Capabilities, apply_capabilities
+    from toolrig.sandbox import ENV_KEY, PATHS_KEY
+
+    @tool(metadata={EGRESS_KEY: ["evil.example"], PATHS_KEY: {"root": "/", "write": ["/"]}})
+    def sneaky() -> str:
+        """Claims more than its manifest."""
+        return "x"
+
+    caps = Capabilities(network=("api.example",), read=("data/",), write=("out/",), env=("TOKEN",))
+    applied = apply_capabilities(sneaky, caps, {"name": "p", "version": "1"}, isolation="sandbox", root=tmp_path)
+    meta = applied.spec.metadata
+    assert list(meta[EGRESS_KEY]) == ["api.example"] and list(meta[ENV_KEY]) == ["TOKEN"]
+    assert dict(meta[PATHS_KEY]) == {"root": str(tmp_path), "read": [str(tmp_path / "data")],
+                                     "write": [str(tmp_path / "out")]}
+    bare = apply_capabilities(sneaky, Capabilities(), {"name": "p", "version": "1"}, isolation="sandbox")
+    assert EGRESS_KEY not in bare.spec.metadata and PATHS_KEY not in bare.spec.metadata

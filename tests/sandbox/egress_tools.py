@@ -46,3 +46,23 @@ def read_env() -> str:
     import os
 
     return json.dumps({k: os.environ.get(k) for k in ("EGRESS_TEST_TOKEN", "EGRESS_TEST_OTHER", "HOME")})
+
+
+@tool(isolation="sandbox")
+def files(name: str) -> str:
+    """Read data/in.txt, write notes/NAME and try a write beside notes/, with relative paths."""
+    from pathlib import Path
+
+    out = {"read": Path("data/in.txt").read_text()}
+    (Path("notes") / name).write_text("kept")
+    try:
+        Path("elsewhere.txt").write_text("lost")
+        out["elsewhere"] = "written"
+    except OSError as exc:
+        out["elsewhere"] = type(exc).__name__
+    try:
+        Path("data/in.txt").write_text("changed")
+        out["data"] = "written"
+    except OSError as exc:
+        out["data"] = type(exc).__name__
+    return json.dumps(out)

@@ -7,6 +7,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,7 +18,7 @@ from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import URLDenied
 from toolrig.guards import URLRules
 from toolrig.runtime import Executors, Runtime, minimal_stages
-from toolrig.sandbox import EGRESS_KEY, ENV_KEY, Sandbox, SandboxExecutor, host_allowed
+from toolrig.sandbox import EGRESS_KEY, ENV_KEY, PATHS_KEY, Sandbox, SandboxExecutor, host_allowed
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
@@ -124,3 +125,26 @@ def test_declared_variables_are_passed_and_only_those(sandbox: Sandbox, server: 
     seen = json.loads(outcome.result.text)
     assert seen["EGRESS_TEST_TOKEN"] == "t0k" and seen["EGRESS_TEST_OTHER"] is None
     assert seen["HOME"] != os.environ.get("HOME")
+
+
+def test_declared_paths_of_a_root_are_bound_and_nothing_else(sandbox: Sandbox, server: int, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "data").mkdir(parents=True)
+    (root / "notes").mkdir()
+    (root / "data" / "in.txt").write_text("input")
+    tool = et.files.with_spec(metadata={PATHS_KEY: {"root": str(root), "read": [str(root / "data")],
+                                                    "write": [str(root / "notes")]}})
+    outcome = call(sandbox, server, tool, {"name": "a.txt"})
+    assert outcome.ok, outcome
+    seen = json.loads(outcome.result.text)
+    assert seen["read"] == "input"
+    assert seen["data"] == "OSError"  # read-only; a write elsewhere lands in the sandbox's own tmpfs at most
+    assert (root / "notes" / "a.txt").read_text() == "kept"
+    assert not (root / "elsewhere.txt").exists() and (root / "data" / "in.txt").read_text() == "input"
+
+
+def test_paths_outside_the_root_are_refused(sandbox: Sandbox, server: int, tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    tool = et.files.with_spec(metadata={PATHS_KEY: {"root": str(tmp_path / "root"), "write": [str(tmp_path)]}})
+    outcome = call(sandbox, server, tool, {"name": "a.txt"})
+    assert not outcome.ok and "outside its root" in outcome.error.message

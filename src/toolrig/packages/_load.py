@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from packaging.utils import canonicalize_name
@@ -18,7 +19,7 @@ from toolrig.loading import collect
 from toolrig.packages._manifest import Capabilities, parse_manifest
 from toolrig.packages._metadata import ENTRY_POINT_GROUP
 from toolrig.packages._pinning import verify_installed
-from toolrig.sandbox import EGRESS_KEY, ENV_KEY
+from toolrig.sandbox import EGRESS_KEY, ENV_KEY, PATHS_KEY
 from toolrig.toolsets import Toolset
 
 __all__ = ["PACKAGE_KEY", "apply_capabilities", "check_package", "load_verified"]
@@ -81,11 +82,13 @@ def _check(name: str, store: Any, path: Sequence[str] | None,
 
 
 def apply_capabilities(tool: BaseTool, caps: Capabilities, package: dict[str, str], *,
-                       isolation: Literal["sandbox"] | None) -> BaseTool:
+                       isolation: Literal["sandbox"] | None, root: Path | None = None) -> BaseTool:
     """``tool`` as the package's manifest allows it to run: marked with its package, external trust, and (when
-    sandboxed) the declared hosts as its only network and the declared variables passed into its environment;
-    whatever the tool itself put under those keys is replaced."""
-    metadata = {k: v for k, v in tool.spec.metadata.items() if k not in (EGRESS_KEY, ENV_KEY, PACKAGE_KEY)}
+    sandboxed) the declared hosts as its only network, the declared variables passed into its environment and the
+    declared paths of ``root`` bound into it (it starts in ``root``); whatever the tool itself put under those keys
+    is replaced."""
+    metadata = {k: v for k, v in tool.spec.metadata.items()
+                if k not in (EGRESS_KEY, ENV_KEY, PATHS_KEY, PACKAGE_KEY)}
     metadata[PACKAGE_KEY] = dict(package)
     changes: dict[str, Any] = {"trust": Trust.EXTERNAL}
     if isolation is not None:
@@ -94,11 +97,15 @@ def apply_capabilities(tool: BaseTool, caps: Capabilities, package: dict[str, st
             metadata[EGRESS_KEY] = list(caps.network)
         if caps.env:
             metadata[ENV_KEY] = list(caps.env)
+        if (caps.read or caps.write) and root is not None:
+            metadata[PATHS_KEY] = {"root": str(root), "read": [str(root / p) for p in caps.read],
+                                   "write": [str(root / p) for p in caps.write]}
     return tool.with_spec(metadata=metadata, **changes)
 
 
 def load_verified(registry: Any, name: str, *, pins: Any = None, path: Sequence[str] | None = None,
-                  replace: bool = False, isolation: Literal["sandbox"] | None = "sandbox") -> list[BaseTool]:
+                  replace: bool = False, isolation: Literal["sandbox"] | None = "sandbox",
+                  root: str | Path | None = None) -> list[BaseTool]:
     """Register the tools of installed tool package ``name`` when it matches its pin (see :func:`check_package`).
 
     Args:
@@ -109,6 +116,7 @@ def load_verified(registry: Any, name: str, *, pins: Any = None, path: Sequence[
         replace: replace tools of the same name and version.
         isolation: ``"sandbox"`` (default): the tools run sandboxed, reaching only the declared hosts; None keeps
             each tool's own isolation (the manifest is then enforced by the scan alone).
+        root: the tool's root, which the manifest's filesystem paths are relative to (default: the current folder).
 
     Raises:
         LoadError: the package is refused (see :func:`check_package`) or its entry points do not load.
@@ -117,6 +125,7 @@ def load_verified(registry: Any, name: str, *, pins: Any = None, path: Sequence[
     caps = parse_manifest({"tool": {"toolrig": record.get("manifest") or {}}}).capabilities
     pinned_eps: dict[str, str] = record.get("entry_points") or {}
     package = {"name": canonicalize_name(name), "version": str(dist.version)}
+    base = Path(root if root is not None else Path.cwd()).resolve()
     tools: list[BaseTool] = []
     for ep in sorted(dist.entry_points.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         if pinned_eps.get(ep.name, "").replace(" ", "") != ep.value.replace(" ", ""):
@@ -127,7 +136,7 @@ def load_verified(registry: Any, name: str, *, pins: Any = None, path: Sequence[
         except Exception as exc:
             raise LoadError(f"cannot load {where}: {type(exc).__name__}: {exc}", source=ep.value) from exc
         factory = callable(target) and not isinstance(target, BaseTool | type | Toolset)
-        tools += [apply_capabilities(t, caps, package, isolation=isolation)
+        tools += [apply_capabilities(t, caps, package, isolation=isolation, root=base)
                   for t in collect(target, where=where, factory=factory)]
     if not tools:
         raise LoadError(f"tool package {name!r} has no tools in entry point group {ENTRY_POINT_GROUP!r}", source=name)

@@ -21,7 +21,7 @@ from toolrig.errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._backend import WORKDIR, Backend, RawRun, RunSpec
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
-from toolrig.sandbox._egress import EGRESS_KEY, ENV_KEY, EgressProxy, host_allowed
+from toolrig.sandbox._egress import EGRESS_KEY, ENV_KEY, PATHS_KEY, EgressProxy, host_allowed
 from toolrig.sandbox._executor import SandboxExecutor
 from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._protect import PROTECTED_IN_WORKDIR
@@ -33,6 +33,7 @@ from toolrig.sandbox._wrap import WrappedCommand
 __all__ = [
     "EGRESS_KEY",
     "ENV_KEY",
+    "PATHS_KEY",
     "PROTECTED_IN_WORKDIR",
     "WORKDIR",
     "Backend",

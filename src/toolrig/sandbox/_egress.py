@@ -27,13 +27,17 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from toolrig.errors import URLDenied
 from toolrig.guards import AsyncResolver, Resolver, URLRules, acheck_url
 
-__all__ = ["EGRESS_KEY", "ENV_KEY", "EgressProxy", "host_allowed"]
+__all__ = ["EGRESS_KEY", "ENV_KEY", "PATHS_KEY", "EgressProxy", "host_allowed"]
 
 EGRESS_KEY = "toolrig.egress"
 """The key of ``ToolSpec.metadata`` listing the hosts a sandboxed tool may reach (absent: no network at all)."""
 ENV_KEY = "toolrig.env"
 """The key of ``ToolSpec.metadata`` naming host environment variables copied into a sandboxed tool's environment
 (absent: none; the sandbox's environment is otherwise minimal)."""
+PATHS_KEY = "toolrig.paths"
+"""The key of ``ToolSpec.metadata`` giving a sandboxed tool host folders: ``{"root": R, "read": [...],
+"write": [...]}`` (absolute paths inside ``R``), bound read-only / read-write at the same path; the tool then
+starts in ``R``, so its relative paths mean the same as outside."""
 
 log = logging.getLogger("toolrig.sandbox")
 _MAX_HEAD = 16 * 1024

@@ -25,7 +25,7 @@ from toolrig.errors import CallTimeoutError, ExecutorUnavailable, ProcessIsolati
 from toolrig.guards import AsyncResolver, Resolver, URLRules
 from toolrig.runtime import RemoteResult
 from toolrig.sandbox._backend import Backend, RawRun
-from toolrig.sandbox._egress import EGRESS_KEY, ENV_KEY, EgressProxy
+from toolrig.sandbox._egress import EGRESS_KEY, ENV_KEY, PATHS_KEY, EgressProxy
 from toolrig.sandbox._protocol import decode_reply, exception_from_data, result_from_data
 from toolrig.sandbox._sandbox import Sandbox
 
@@ -75,6 +75,31 @@ def _passed_env(tool: BaseTool) -> dict[str, str] | None:
     return {n: os.environ[n] for n in names if n in os.environ and n not in _NEVER_PASSED}
 
 
+def _host_paths(tool: BaseTool) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+    """``(root, read, write)`` of ``metadata["toolrig.paths"]``: existing absolute folders inside the root (paths
+    that do not exist yet are left out: bubblewrap binds only what exists)."""
+    paths = tool.spec.metadata.get(PATHS_KEY)
+    if not paths:
+        return None, (), ()
+    root = os.path.realpath(str(paths.get("root", "")))
+    if not os.path.isabs(str(paths.get("root", ""))) or root in _NEVER_BOUND or not os.path.isdir(root):
+        raise ProcessIsolationError(f"tool {tool.name!r}: metadata[{PATHS_KEY!r}] needs an existing absolute root "
+                                    f"that is not a system folder")
+
+    def inside(values: Any) -> tuple[str, ...]:
+        out = []
+        for value in values or ():
+            real = os.path.realpath(str(value))
+            if real != root and not real.startswith(root.rstrip("/") + "/"):
+                raise ProcessIsolationError(f"tool {tool.name!r}: {value} is outside its root {root}")
+            if os.path.exists(real):
+                out.append(real)
+        return tuple(out)
+
+    read, write = inside(paths.get("read")), inside(paths.get("write"))
+    return (root if read or write else None), read, write
+
+
 def _reference(tool: BaseTool) -> dict[str, str]:
     target: Any = tool.fn if isinstance(tool, FunctionTool) else type(tool)
     if isinstance(tool, FunctionTool) and getattr(target, "__self__", None) is not None:
@@ -112,7 +137,8 @@ class SandboxExecutor:
     no network but a proxy that reaches only those hosts, through the URL guard
     (:class:`~toolrig.sandbox.EgressProxy`); without that key it has the sandbox's network (none by default).
     ``spec.metadata["toolrig.env"]`` names host variables copied into its environment (never ``PATH``, ``HOME``,
-    loader or proxy variables).
+    loader or proxy variables); ``spec.metadata["toolrig.paths"]`` binds folders of a root read-only / read-write
+    and starts the tool in that root.
 
     Args:
         sandbox: the sandbox (default: ``Sandbox()``, self-tested before the first call); its
@@ -190,11 +216,14 @@ class SandboxExecutor:
             message["egress"] = {"socket": f"{egress}/egress.sock"}
         python, prefix = backend.python()
         limits = self.sandbox.limits if timeout is None else self.sandbox.limits.with_changes(timeout=timeout)
+        root, read, write = _host_paths(tool)
         spec = self.sandbox._spec((python, "-I", "-S", "-u", _WORKER_PATH), stdin=json.dumps(message).encode(),
-                                  cwd=None, env=_passed_env(tool), timeout=None, limits=limits,
+                                  cwd=root, env=_passed_env(tool), timeout=None, limits=limits,
                                   files={_WORKER_PATH: _WORKER.read_bytes()}, want_reply=True,
                                   ro_paths=(*prefix, *self.sandbox.ro_paths, *self.python_path,
-                                            *([egress] if egress else [])))
+                                            *([egress] if egress else []), *read))
+        if write:
+            spec = replace(spec, rw_paths=write)
         if egress is not None:
             spec = replace(spec, network=False)
         return await backend.run(spec)
