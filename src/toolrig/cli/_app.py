@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli._search",
     "toolrig.cli._pins",
     "toolrig.cli._workflow",
+    "toolrig.cli._package",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 

@@ -14,12 +14,16 @@ from typing import Any, Literal, Protocol
 
 from toolrig._define import BaseTool
 
-__all__ = ["BUNDLE_LOADERS", "Registers", "load_bundle", "load_directory", "load_entry_points", "load_module",
-           "load_source", "register_file"]
+__all__ = ["BUNDLE_LOADERS", "PACKAGE_LOADERS", "Registers", "load_bundle", "load_directory", "load_entry_points",
+           "load_module", "load_package", "load_source", "register_file"]
 
 BUNDLE_LOADERS = "toolrig.bundles"
 """Entry-point group of bundle loaders (``yaml``: :func:`toolrig.builtins.load_bundle`): the registry sits below
 the built-ins, so it finds their loader by name instead of importing it."""
+
+PACKAGE_LOADERS = "toolrig.package_loaders"
+"""Entry-point group of the tool-package loader (``verified``: :func:`toolrig.packages.load_verified`), found by
+name for the same reason; only toolrig's own entry point is accepted."""
 
 
 class Registers(Protocol):
@@ -88,3 +92,24 @@ def load_bundle(registry: Registers, path: str | Path, *, kind: str = "yaml", **
         return loaded
     raise LoadError(f"no {kind!r} bundle loader is installed (entry point group {BUNDLE_LOADERS!r})",
                     source=str(path))
+
+
+def load_package(registry: Registers, name: str, **options: Any) -> list[BaseTool]:
+    """Register the tools of installed tool package ``name`` if it still matches its scan and pin (see
+    :func:`toolrig.packages.load_verified`); ``Registry.load_package``.
+
+    Raises:
+        LoadError: the package is refused, or toolrig's package loader is not installed (nothing is loaded
+            unverified).
+    """
+    from importlib.metadata import entry_points
+
+    from toolrig.errors import LoadError
+
+    for ep in entry_points(group=PACKAGE_LOADERS, name="verified"):
+        if ep.value.replace(" ", "") == "toolrig.packages:load_verified" and ep.dist is not None \
+                and ep.dist.name == "toolrig":
+            loaded: list[BaseTool] = ep.load()(registry, name, **options)
+            return loaded
+    raise LoadError(f"toolrig's package loader is not installed (entry point group {PACKAGE_LOADERS!r}): "
+                    f"{name!r} cannot be verified, so it is not loaded", source=name)

@@ -37,6 +37,7 @@ from toolrig._spec import Permission, ToolStatus
 from toolrig._tool_class import as_tool
 from toolrig._versions import SelectorError, best, parse_selector, rank, split_key
 from toolrig.errors import RegistryError, ToolNotFoundError, VersionConflictError
+from toolrig.registry import _loading
 from toolrig.registry._named import NamedToolsets, ToolsetDefinition
 from toolrig.toolsets import Toolset
 
@@ -307,39 +308,37 @@ class Registry(Toolset):
     # -- loading (functions of toolrig.registry._loading and _reload, offered as methods) -------
     def load_module(self, module: str, *, replace: bool = False) -> builtins.list[BaseTool]:
         """Import ``module`` and register its tools (see :func:`toolrig.loading.load_module`)."""
-        from toolrig.registry import _loading
-
         return _loading.load_module(self, module, replace=replace)
 
     def load_file(self, path: str | Path, *, replace: bool = False) -> builtins.list[BaseTool]:
         """Load a Python file and register its tools (source: the resolved path)."""
-        from toolrig.registry import _loading
-
         return _loading.register_file(self, path, replace=replace)
 
     def load_directory(self, path: str | Path, *, recursive: bool = False, replace: bool = False,
                        on_error: Literal["raise", "skip"] = "raise") -> builtins.list[BaseTool]:
         """Load every tool file of a directory and register the tools (none, if a file fails)."""
-        from toolrig.registry import _loading
-
         return _loading.load_directory(self, path, recursive=recursive, replace=replace, on_error=on_error)
 
     def load_entry_points(self, group: str = "toolrig.tools", *, replace: bool = False) -> builtins.list[BaseTool]:
         """Register the tools of every installed plugin in the entry-point ``group``."""
-        from toolrig.registry import _loading
-
         return _loading.load_entry_points(self, group, replace=replace)
 
     def load_source(self, source: str | Path, *, replace: bool = False) -> builtins.list[BaseTool]:
         """Register tools from a file, a directory, a module name or ``module:attr`` (as the CLI does)."""
-        from toolrig.registry import _loading
-
         return _loading.load_source(self, source, replace=replace)
+
+    def load_package(self, name: str, **options: Any) -> builtins.list[BaseTool]:
+        """Register the tools of installed tool package ``name`` — only if its scan passed and its files have not
+        changed since (hashes pinned with the MCP pins); they run sandboxed, reaching only the hosts its manifest
+        declares. ``options``: see :func:`toolrig.packages.load_verified`.
+
+        Raises:
+            LoadError: the package was never scanned and pinned, changed, or a tool package it requires fails.
+        """
+        return _loading.load_package(self, name, **options)
 
     def load_bundle(self, path: str | Path, **options: Any) -> builtins.list[BaseTool]:
         """Register the YAML command tools of a bundle (see :func:`toolrig.builtins.load_bundle`)."""
-        from toolrig.registry import _loading
-
         return _loading.load_bundle(self, path, **options)
 
     def reload_file(self, path: str | Path) -> ReloadResult:

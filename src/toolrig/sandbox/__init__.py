@@ -21,6 +21,7 @@ from toolrig.errors import SandboxError, SandboxUnavailable
 from toolrig.sandbox._backend import WORKDIR, Backend, RawRun, RunSpec
 from toolrig.sandbox._bwrap import BubblewrapBackend
 from toolrig.sandbox._docker import DockerBackend
+from toolrig.sandbox._egress import EGRESS_KEY, ENV_KEY, PATHS_KEY, EgressProxy, host_allowed
 from toolrig.sandbox._executor import SandboxExecutor
 from toolrig.sandbox._limits import SandboxLimits
 from toolrig.sandbox._protect import PROTECTED_IN_WORKDIR
@@ -30,11 +31,15 @@ from toolrig.sandbox._selftest import SelfTestCheck, SelfTestReport
 from toolrig.sandbox._wrap import WrappedCommand
 
 __all__ = [
+    "EGRESS_KEY",
+    "ENV_KEY",
+    "PATHS_KEY",
     "PROTECTED_IN_WORKDIR",
     "WORKDIR",
     "Backend",
     "BubblewrapBackend",
     "DockerBackend",
+    "EgressProxy",
     "PythonError",
     "PythonResult",
     "RawRun",
@@ -48,4 +53,5 @@ __all__ = [
     "SelfTestCheck",
     "SelfTestReport",
     "WrappedCommand",
+    "host_allowed",
 ]

@@ -40,6 +40,7 @@ class RunSpec:
         network: keep the host's network (default: none at all, not even the host's loopback).
         workdir: a host directory bound read-write at :data:`WORKDIR` (default: a fresh size-capped tmpfs).
         ro_paths: host paths bound read-only at the same path (an interpreter's prefix, ...).
+        rw_paths: host paths bound read-write at the same path (a tool package's declared writable paths).
         protect: paths inside ``workdir`` (relative) kept read-only where they exist, never reached
             through a symbolic link (see :mod:`toolrig.sandbox._protect`).
         files: read-only files made inside the sandbox: path -> content.
@@ -56,6 +57,7 @@ class RunSpec:
     network: bool = False
     workdir: Path | None = None
     ro_paths: tuple[str, ...] = ()
+    rw_paths: tuple[str, ...] = ()
     protect: tuple[str, ...] = ()
     files: Mapping[str, bytes] = field(default_factory=dict)
     want_reply: bool = False

@@ -119,6 +119,8 @@ def bwrap_argv(info: BwrapInfo, spec: RunSpec, fds: BwrapFds, mounts: Sequence[s
         args += _tmpfs(info, WORKDIR, spec.limits.disk)
     for path in spec.ro_paths:
         args += ["--ro-bind", path, path]
+    for path in spec.rw_paths:
+        args += ["--bind", path, path]
     args += mounts
     args += _data(info, fds.files)
     args += ["--remount-ro", "/", "--chdir", spec.cwd]

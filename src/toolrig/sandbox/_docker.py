@@ -123,7 +123,7 @@ class DockerBackend:
             shutil.rmtree(scratch, ignore_errors=True)
 
     async def _run(self, client: str, spec: RunSpec, scratch: Path, name: str) -> RawRun:
-        mounts = [(p, p, "ro") for p in spec.ro_paths]
+        mounts = [(p, p, "ro") for p in spec.ro_paths] + [(p, p, "rw") for p in spec.rw_paths]
         for index, (inside, data) in enumerate(spec.files.items()):
             host = scratch / f"file{index}"
             host.write_bytes(data)

@@ -19,6 +19,11 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.path[:0] = [str(p) for p in request.get("path", [])]
+    egress = request.get("egress")
+    if egress:  # network by allow-list: a loopback port relayed to the host's proxy
+        from toolrig.sandbox._relay import start_relay
+
+        start_relay(str(egress["socket"]))
     from toolrig.sandbox._protocol import run_request
 
     reply = run_request(request)

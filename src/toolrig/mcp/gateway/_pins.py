@@ -14,6 +14,9 @@ tool name, over six fields) are still honoured.
 What the gateway does not offer now (quarantined by the scan, colliding names, changed or unapproved
 definitions) is recorded too (:meth:`PinStore.record_blocked`), so ``toolrig pins list`` shows it.
 
+Tool packages (:mod:`toolrig.packages`) are pinned here too: the hashes of the files a passing scan saw, so a
+package whose files changed since does not load.
+
 Launch approvals record that a person agreed to start a stdio server with an exact command line
 (argv, working directory, and a digest of its environment values).
 
@@ -307,6 +310,24 @@ class PinStore:
         """What a gateway using this store did not offer when it last looked, and why."""
         return self._b.items(_BLOCKED)
 
+    # -- tool packages ----------------------------------------------------------------------------------
+    def pin_package(self, name: str, record: Mapping[str, Any]) -> None:
+        """Record the scanned files (hashes), manifest and entry points of tool package ``name``
+        (see :mod:`toolrig.packages`); replaces an earlier record."""
+        self._b.put(_PACKAGE, name, dict(record))
+
+    def package_pin(self, name: str) -> dict[str, Any] | None:
+        """The record of tool package ``name``, if it was scanned and pinned."""
+        return self._b.get(_PACKAGE, name)
+
+    def package_pins(self) -> list[dict[str, Any]]:
+        """Every pinned tool package."""
+        return self._b.items(_PACKAGE)
+
+    def forget_package(self, name: str) -> None:
+        """Drop the record of tool package ``name`` (it will not load until pinned again)."""
+        self._b.delete(_PACKAGE, name)
+
     # -- launch approvals ----------------------------------------------------------------------------
     def launch_key(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], *,
                    sandbox: LaunchSandbox | None = None) -> str:
@@ -340,7 +361,7 @@ class PinStore:
         return self._b.items("launch")
 
 
-_PIN, _PENDING, _BLOCKED = "pin:v2", "pending:v2", "blocked"
+_PIN, _PENDING, _BLOCKED, _PACKAGE = "pin:v2", "pending:v2", "blocked", "package"
 _LEGACY_PIN, _LEGACY_PENDING = "pin", "pending"
 
 

@@ -1,0 +1,1 @@
+"""A toolrig tool package (see docs/packages.md)."""
