@@ -39,7 +39,7 @@ def require(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        extra = _EXTRAS.get(module.split(".")[0], module)
+        extra = _EXTRAS.get(module.split(".", maxsplit=1)[0], module)
         raise ImportError(f"{module} is not installed: pip install 'toolrig[{extra}]'") from exc
 
 
