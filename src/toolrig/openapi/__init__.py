@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolrig.openapi._document import OpenAPIError
-from toolrig.openapi._from import from_openapi
+from toolrig.openapi._from import afrom_openapi, from_openapi
 from toolrig.openapi._operations import Argument, Operation
 from toolrig.openapi._to import ERROR_STATUS, OUTCOME_SCHEMA, to_openapi
 
@@ -23,6 +23,7 @@ __all__ = [
     "Argument",
     "OpenAPIError",
     "Operation",
+    "afrom_openapi",
     "from_openapi",
     "to_openapi",
     "validate_openapi",

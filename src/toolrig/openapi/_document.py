@@ -16,7 +16,7 @@ from typing import Any
 
 from toolrig.errors import DefinitionError
 
-__all__ = ["Document", "OpenAPIError", "load_document"]
+__all__ = ["Document", "OpenAPIError", "aload_document", "load_document"]
 
 _MAX_HOPS = 64
 _MAX_SPEC_BYTES = 20_000_000
@@ -48,6 +48,21 @@ def load_document(source: Any, *, fetch_options: Mapping[str, Any] | None = None
     return _checked(_parse(raw, text)), None
 
 
+async def aload_document(source: Any, *, fetch_options: Mapping[str, Any] | None = None
+                         ) -> tuple[dict[str, Any], str | None]:
+    """:func:`load_document` for async code: a URL is fetched in this event loop (a file is read as it is)."""
+    text = str(source)
+    if not isinstance(source, Mapping) and text.startswith(("http://", "https://")):
+        try:
+            raw = await fetch_text(text, dict(fetch_options or {}))
+        except OpenAPIError:
+            raise
+        except Exception as exc:
+            raise OpenAPIError(f"cannot fetch the OpenAPI document {text}: {exc}") from exc
+        return _checked(_parse(raw, text)), text
+    return load_document(source, fetch_options=fetch_options)
+
+
 def _parse(raw: str, where: str) -> Any:
     try:
         return json.loads(raw)
@@ -71,27 +86,28 @@ def _checked(doc: Any) -> dict[str, Any]:
     return doc
 
 
-def _fetch(url: str, options: dict[str, Any]) -> str:
-    """The body at ``url``, fetched through the SSRF guard on a thread of its own (callable with or without a
-    running event loop)."""
-    import anyio
-
+async def fetch_text(url: str, options: dict[str, Any]) -> str:
+    """The body at ``url``, fetched through the SSRF guard (status 200 and within the size cap, or an error)."""
     from toolrig.guards import SafeHTTPClient
 
     options.setdefault("max_bytes", _MAX_SPEC_BYTES)
-    box: dict[str, Any] = {}
+    async with SafeHTTPClient(**options) as client:
+        result = await client.fetch(url, headers={"accept": "application/json, application/yaml"})
+    if result.status != 200 or result.truncated:
+        raise OpenAPIError(f"fetching {url} gave HTTP {result.status}" + (" (too large)" if result.truncated else ""))
+    return result.text()
 
-    async def get() -> str:
-        async with SafeHTTPClient(**options) as client:
-            result = await client.fetch(url, headers={"accept": "application/json, application/yaml"})
-        if result.status != 200 or result.truncated:
-            raise OpenAPIError(f"fetching {url} gave HTTP {result.status}" + (" (too large)" if result.truncated
-                                                                              else ""))
-        return result.text()
+
+def _fetch(url: str, options: dict[str, Any]) -> str:
+    """:func:`fetch_text` on a thread of its own (callable with or without a running event loop; inside one, the
+    loop waits: async code uses :func:`aload_document`)."""
+    import anyio
+
+    box: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            box["text"] = anyio.run(get)
+            box["text"] = anyio.run(fetch_text, url, options)
         except Exception as exc:
             box["error"] = exc
 

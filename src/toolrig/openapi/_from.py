@@ -19,13 +19,13 @@ from toolrig._context import CallContext
 from toolrig._schematool import SchemaTool
 from toolrig._spec import Trust
 from toolrig.errors import ToolFailure
-from toolrig.openapi._document import Document, OpenAPIError, load_document
+from toolrig.openapi._document import Document, OpenAPIError, aload_document, load_document
 from toolrig.openapi._operations import Operation
 from toolrig.openapi._operations import operations as list_operations
 from toolrig.openapi._request import Credentials, build_request
 from toolrig.toolsets import FunctionToolset
 
-__all__ = ["from_openapi"]
+__all__ = ["afrom_openapi", "from_openapi"]
 
 _ERROR_SHOWN = 2000
 
@@ -55,8 +55,28 @@ def from_openapi(spec: Any, base_url: str | None = None, operations: Iterable[st
 
     Raises:
         OpenAPIError: the document cannot be read, has no usable server URL, or lacks a named operation.
+
+    A URL is fetched before this returns (on a thread of its own); in async code use :func:`afrom_openapi`, which
+    does not hold up the event loop.
     """
     doc, origin = load_document(spec, fetch_options=client_options)
+    return _toolset(doc, origin, base_url, operations, auth, allowed_hosts=allowed_hosts,
+                    client_options=client_options, timeout=timeout, max_bytes=max_bytes, options=options)
+
+
+async def afrom_openapi(spec: Any, base_url: str | None = None, operations: Iterable[str] | None = None,
+                        auth: Mapping[str, str] | None = None, *, allowed_hosts: Iterable[str] = (),
+                        client_options: Mapping[str, Any] | None = None, timeout: float = 30.0,
+                        max_bytes: int = 2_000_000, **options: Any) -> FunctionToolset:
+    """:func:`from_openapi` for async code: a document at a URL is fetched in the running event loop."""
+    doc, origin = await aload_document(spec, fetch_options=client_options)
+    return _toolset(doc, origin, base_url, operations, auth, allowed_hosts=allowed_hosts,
+                    client_options=client_options, timeout=timeout, max_bytes=max_bytes, options=options)
+
+
+def _toolset(doc: dict[str, Any], origin: str | None, base_url: str | None, operations: Iterable[str] | None,
+             auth: Mapping[str, str] | None, *, allowed_hosts: Iterable[str], client_options: Mapping[str, Any] | None,
+             timeout: float, max_bytes: int, options: Mapping[str, Any]) -> FunctionToolset:
     url = _base_url(doc, base_url, origin)
     hosts = frozenset({_host(url), *(h.lower() for h in allowed_hosts)})
     schemes = (doc.get("components") or {}).get("securitySchemes") or {}

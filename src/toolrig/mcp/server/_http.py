@@ -214,7 +214,8 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
     routes: list[BaseRoute] = []
     bound = [*_LOOPBACK, _bracketed(host)]
     middleware: list[Middleware] = [Middleware(HostOriginGuard, hosts=hosts, origins=origins, port=port, bound=bound),
-                                    Middleware(RequestLimits, max_body=max_body, body_timeout=body_timeout)]
+                                    Middleware(RequestLimits, max_body=max_body, body_timeout=body_timeout,
+                                               rpc_paths=frozenset({path}) if openapi else None)]
     if auth is not None:
         metadata_url = build_resource_metadata_url(AnyHttpUrl(auth.audience)) if auth.issuer else None
         endpoint = RequireAuthMiddleware(manager, list(auth.required_scopes), metadata_url)
