@@ -11,7 +11,8 @@ import pytest
 from openapi_helpers import PETSTORE, Recorder, Seen, recording_server
 
 from toolrig import Permission, Runtime, ToolCall, Trust
-from toolrig.openapi import OpenAPIError, from_openapi
+from toolrig.errors import DefinitionError
+from toolrig.openapi import from_openapi
 
 pytestmark = pytest.mark.anyio
 
@@ -150,17 +151,17 @@ async def test_the_ssrf_guard_applies(api: Recorder) -> None:
 
 
 def test_documents_that_cannot_be_used(tmp_path: Path, api: Recorder) -> None:
-    with pytest.raises(OpenAPIError, match="base_url"):
+    with pytest.raises(DefinitionError, match="base_url"):
         from_openapi(PETSTORE)  # its server is relative: "/api/v3"
-    with pytest.raises(OpenAPIError, match="no operation"):
+    with pytest.raises(DefinitionError, match="no operation"):
         petstore(api, operations=["stealPets"])
-    with pytest.raises(OpenAPIError, match="OpenAPI 3"):
+    with pytest.raises(DefinitionError, match="OpenAPI 3"):
         from_openapi({"swagger": "2.0", "paths": {}}, base_url="https://x.example")
     external = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {"get": {
         "operationId": "a", "parameters": [{"$ref": "other.yaml#/p"}], "responses": {"200": {"description": "ok"}}}}}}
-    with pytest.raises(OpenAPIError, match="only references inside"):
+    with pytest.raises(DefinitionError, match="only references inside"):
         from_openapi(external, base_url="https://x.example")
-    with pytest.raises(OpenAPIError, match="cannot read"):
+    with pytest.raises(DefinitionError, match="cannot read"):
         from_openapi(tmp_path / "missing.json", base_url="https://x.example")
 
 
@@ -189,5 +190,5 @@ def test_yaml_files_urls_and_recursive_schemas(tmp_path: Path, api: Recorder) ->
     api.answer = lambda seen: (200, {"content-type": "application/json"}, served)
     from_url = from_openapi(f"{api.base}/spec.json", client_options={"allow_endpoints": [api.endpoint]})
     assert from_url.names() == ["add_node"]
-    with pytest.raises(OpenAPIError, match="cannot fetch"):
+    with pytest.raises(DefinitionError, match="cannot fetch"):
         from_openapi(f"{api.base}/spec.json")  # loopback: the guard refuses the fetch itself

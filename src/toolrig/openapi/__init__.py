@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolrig.openapi._document import OpenAPIError
 from toolrig.openapi._from import afrom_openapi, from_openapi
 from toolrig.openapi._operations import Argument, Operation
 from toolrig.openapi._to import ERROR_STATUS, OUTCOME_SCHEMA, to_openapi
@@ -21,7 +20,6 @@ __all__ = [
     "ERROR_STATUS",
     "OUTCOME_SCHEMA",
     "Argument",
-    "OpenAPIError",
     "Operation",
     "afrom_openapi",
     "from_openapi",

@@ -16,15 +16,11 @@ from typing import Any
 
 from toolrig.errors import DefinitionError
 
-__all__ = ["Document", "OpenAPIError", "aload_document", "load_document"]
+__all__ = ["Document", "aload_document", "load_document"]
 
 _MAX_HOPS = 64
 _MAX_SPEC_BYTES = 20_000_000
 _NAMES = "\x00names"  # where _definition keeps ref -> name beside the definitions (never a schema name)
-
-
-class OpenAPIError(DefinitionError):
-    """An OpenAPI document that cannot be read or used (a developer's mistake, raised at load time)."""
 
 
 def load_document(source: Any, *, fetch_options: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], str | None]:
@@ -44,7 +40,7 @@ def load_document(source: Any, *, fetch_options: Mapping[str, Any] | None = None
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise OpenAPIError(f"cannot read the OpenAPI document {text!r}: {exc.strerror or exc}") from exc
+        raise DefinitionError(f"cannot read the OpenAPI document {text!r}: {exc.strerror or exc}") from exc
     return _checked(_parse(raw, text)), None
 
 
@@ -55,10 +51,10 @@ async def aload_document(source: Any, *, fetch_options: Mapping[str, Any] | None
     if not isinstance(source, Mapping) and text.startswith(("http://", "https://")):
         try:
             raw = await fetch_text(text, dict(fetch_options or {}))
-        except OpenAPIError:
+        except DefinitionError:
             raise
         except Exception as exc:
-            raise OpenAPIError(f"cannot fetch the OpenAPI document {text}: {exc}") from exc
+            raise DefinitionError(f"cannot fetch the OpenAPI document {text}: {exc}") from exc
         return _checked(_parse(raw, text)), text
     return load_document(source, fetch_options=fetch_options)
 
@@ -73,16 +69,16 @@ def _parse(raw: str, where: str) -> Any:
     try:
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        raise OpenAPIError(f"{where} is neither JSON nor YAML: {exc}") from exc
+        raise DefinitionError(f"{where} is neither JSON nor YAML: {exc}") from exc
 
 
 def _checked(doc: Any) -> dict[str, Any]:
     if not isinstance(doc, dict) or not isinstance(doc.get("paths", {}), dict):
-        raise OpenAPIError("an OpenAPI document is an object with 'openapi' and 'paths'")
+        raise DefinitionError("an OpenAPI document is an object with 'openapi' and 'paths'")
     version = str(doc.get("openapi", ""))
     if not version.startswith("3."):
         found = f"swagger {doc['swagger']}" if "swagger" in doc else repr(version or "no version")
-        raise OpenAPIError(f"only OpenAPI 3.x documents are read ({found}); convert a Swagger 2 document first")
+        raise DefinitionError(f"only OpenAPI 3.x documents are read ({found}); convert a Swagger 2 document first")
     return doc
 
 
@@ -94,7 +90,8 @@ async def fetch_text(url: str, options: dict[str, Any]) -> str:
     async with SafeHTTPClient(**options) as client:
         result = await client.fetch(url, headers={"accept": "application/json, application/yaml"})
     if result.status != 200 or result.truncated:
-        raise OpenAPIError(f"fetching {url} gave HTTP {result.status}" + (" (too large)" if result.truncated else ""))
+        size = " (too large)" if result.truncated else ""
+        raise DefinitionError(f"fetching {url} gave HTTP {result.status}{size}")
     return result.text()
 
 
@@ -116,9 +113,9 @@ def _fetch(url: str, options: dict[str, Any]) -> str:
     worker.join()
     if "error" in box:
         error = box["error"]
-        if isinstance(error, OpenAPIError):
+        if isinstance(error, DefinitionError):
             raise error
-        raise OpenAPIError(f"cannot fetch the OpenAPI document {url}: {error}") from error
+        raise DefinitionError(f"cannot fetch the OpenAPI document {url}: {error}") from error
     return str(box["text"])
 
 
@@ -131,7 +128,7 @@ class Document:
     def pointer(self, ref: str) -> Any:
         """The value a local reference (``#/components/...``) points at."""
         if not ref.startswith("#"):
-            raise OpenAPIError(f"$ref {ref!r}: only references inside the document ('#/...') are followed")
+            raise DefinitionError(f"$ref {ref!r}: only references inside the document ('#/...') are followed")
         node: Any = self.doc
         for raw in ref[1:].split("/")[1:] if ref != "#" else []:
             part = raw.replace("~1", "/").replace("~0", "~")
@@ -140,7 +137,7 @@ class Document:
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise OpenAPIError(f"$ref {ref!r} points at nothing")
+                raise DefinitionError(f"$ref {ref!r} points at nothing")
         return node
 
     def deref(self, node: Any) -> Any:
@@ -149,7 +146,7 @@ class Document:
             if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
                 return node
             node = self.pointer(node["$ref"])
-        raise OpenAPIError("a $ref chain is too long (a cycle?)")
+        raise DefinitionError("a $ref chain is too long (a cycle?)")
 
     def schema(self, schema: Any, defs: dict[str, Any] | None = None) -> dict[str, Any]:
         """A JSON Schema (2020-12) for ``schema``: component references rewritten to ``#/$defs/...``; OpenAPI 3.0's

@@ -18,8 +18,8 @@ from typing import Any
 from toolrig._context import CallContext
 from toolrig._schematool import SchemaTool
 from toolrig._spec import Trust
-from toolrig.errors import ToolFailure
-from toolrig.openapi._document import Document, OpenAPIError, aload_document, load_document
+from toolrig.errors import DefinitionError, ToolFailure
+from toolrig.openapi._document import Document, aload_document, load_document
 from toolrig.openapi._operations import Operation
 from toolrig.openapi._operations import operations as list_operations
 from toolrig.openapi._request import Credentials, build_request
@@ -54,7 +54,7 @@ def from_openapi(spec: Any, base_url: str | None = None, operations: Iterable[st
         **options: spec options for every tool (``timeout=``, ``rate_limit=``, ``requires_approval=`` ...).
 
     Raises:
-        OpenAPIError: the document cannot be read, has no usable server URL, or lacks a named operation.
+        DefinitionError: the document cannot be read, has no usable server URL, or lacks a named operation.
 
     A URL is fetched before this returns (on a thread of its own); in async code use :func:`afrom_openapi`, which
     does not hold up the event loop.
@@ -100,7 +100,7 @@ def _base_url(doc: Mapping[str, Any], base_url: str | None, origin: str | None) 
             base_url = urllib.parse.urljoin(origin, base_url)
     parsed = urllib.parse.urlsplit(base_url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise OpenAPIError(f"the API's server URL {base_url!r} is not an absolute http(s) URL: pass base_url=")
+        raise DefinitionError(f"the API's server URL {base_url!r} is not an absolute http(s) URL: pass base_url=")
     return base_url.rstrip("/")
 
 

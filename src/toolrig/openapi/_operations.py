@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolrig._spec import Permission
-from toolrig.openapi._document import Document, OpenAPIError
+from toolrig.errors import DefinitionError
+from toolrig.openapi._document import Document
 
 __all__ = ["METHODS", "Argument", "Operation", "operations"]
 
@@ -81,7 +82,7 @@ def operations(doc: Document, *, only: Iterable[str] | None = None) -> Iterator[
     """The document's operations (those named in ``only``, by operationId or tool name, when given).
 
     Raises:
-        OpenAPIError: ``only`` names an operation the document does not have.
+        DefinitionError: ``only`` names an operation the document does not have.
     """
     wanted = set(only) if only is not None else None
     seen: dict[str, int] = {}
@@ -103,7 +104,7 @@ def operations(doc: Document, *, only: Iterable[str] | None = None) -> Iterator[
             unique = name if seen[name] == 1 else f"{name[:60]}_{seen[name]}"
             yield _operation(doc, unique, (method, str(path)), operation, shared)
     if wanted is not None and wanted - found:
-        raise OpenAPIError(f"the document has no operation {sorted(wanted - found)}")
+        raise DefinitionError(f"the document has no operation {sorted(wanted - found)}")
 
 
 class _Inputs:
@@ -195,7 +196,7 @@ def _parameters(doc: Document, shared: list[Any], own: list[Any]) -> list[dict[s
         p = doc.deref(raw)
         if not isinstance(p, Mapping) or not isinstance(p.get("name"), str) or p.get("in") not in (
                 "path", "query", "header", "cookie"):
-            raise OpenAPIError(f"a parameter needs a name and 'in' (path, query, header, cookie): {raw!r:.120}")
+            raise DefinitionError(f"a parameter needs a name and 'in' (path, query, header, cookie): {raw!r:.120}")
         merged[(p["name"], p["in"])] = dict(p)
     return list(merged.values())
 
