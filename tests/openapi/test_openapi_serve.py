@@ -184,7 +184,7 @@ def test_toolrig_serve_openapi(tmp_path: Path) -> None:
                       f'\ntokens = {{ "tok-1" = "ann" }}\n[tools]\nmodules = [{json.dumps(str(tools))}]\n'
                       f'[policy]\nallow = ["*"]\n[runtime]\naudit = {json.dumps(str(audit))}\n', encoding="utf-8")
     argv = [sys.executable, "-m", "toolrig", "serve", "--config", str(config), "--http", f"127.0.0.1:{port}",
-            "--json", "--root", str(tmp_path)]
+            "--root", str(tmp_path)]
     proc = subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True, env={**os.environ, "NO_COLOR": "1"})
     try:
@@ -206,7 +206,8 @@ def test_toolrig_serve_openapi(tmp_path: Path) -> None:
         assert "/tools/double" in doc["paths"]
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
+        _, err = proc.communicate(timeout=60)
+    assert f"described at http://127.0.0.1:{port}/openapi.json" in err.decode()
     rows = [r for r in AuditLog(audit).query(limit=None) if r.tool == "double"]
     assert [(r.user, bool(r.ok)) for r in rows] == [("ann", True)]
 
