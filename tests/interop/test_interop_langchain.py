@@ -225,3 +225,18 @@ def test_a_sync_caller_uses_the_runtime_too() -> None:
     with Runtime([book], audit=False) as runtime:
         [lc] = to_langchain(runtime=runtime)
         assert lc.invoke({"name": "d", "unit": "celsius", "address": {"city": "Lima"}}) == "d celsius Lima fast None 1"
+
+
+def test_a_missing_framework_names_its_extra() -> None:
+    from toolrig.interop._bridge import require
+
+    with pytest.raises(ImportError, match=r"pip install 'toolrig\[crewai\]'"):
+        require("crewai.tools")
+
+
+async def test_without_a_runtime_one_is_built_on_the_tools() -> None:
+    [lc] = to_langchain([book])
+    content, artifact = await lc.coroutine(name="ed", unit="celsius", address={"city": "Riga"})  # type: ignore[misc]
+    assert content == "ed celsius Riga fast None 1" and artifact is None
+    denied = await lc.ainvoke({"name": "ed", "unit": "celsius", "address": {"city": "Riga"}, "hack": 1})
+    assert denied.startswith("Error (invalid_arguments)")
