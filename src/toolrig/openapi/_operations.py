@@ -8,6 +8,7 @@ taken by another (a query ``id`` and a header ``id``) is named ``{in}_{name}``. 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -130,9 +131,23 @@ class _Inputs:
         if self.required:
             out["required"] = self.required
         out["additionalProperties"] = False
-        if Document.finish(self.defs):
-            out["$defs"] = Document.finish(self.defs)
+        defs = _used(Document.finish(self.defs), self.properties)
+        if defs:
+            out["$defs"] = defs
         return out
+
+
+def _used(defs: dict[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The definitions the properties reach (a body whose fields became the arguments leaves its own unused)."""
+    kept: dict[str, Any] = {}
+    pending = [properties]
+    while pending:
+        text = json.dumps(pending.pop())
+        for name, definition in defs.items():
+            if name not in kept and f'"#/$defs/{name}"' in text:
+                kept[name] = definition
+                pending.append(definition)
+    return {name: kept[name] for name in defs if name in kept}
 
 
 def _operation(doc: Document, name: str, where: tuple[str, str], operation: Mapping[str, Any],
