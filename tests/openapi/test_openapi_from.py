@@ -173,7 +173,8 @@ def test_yaml_files_urls_and_recursive_schemas(tmp_path: Path, api: Recorder) ->
            "paths": {"/nodes": {"post": {"operationId": "add node!", "requestBody": {"required": True, "content": {
                "application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
                "responses": {"200": {"description": "ok"}}}}},
-           "components": {"schemas": {"Node": {"type": "object", "required": ["label"], "properties": {
+           "components": {"schemas": {"Node": {"type": "object", "required": ["label", "id"], "properties": {
+               "id": {"type": "integer", "readOnly": True},
                "label": {"type": "string", "nullable": True},
                "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}}
     path = tmp_path / "tree.yaml"
@@ -184,6 +185,7 @@ def test_yaml_files_urls_and_recursive_schemas(tmp_path: Path, api: Recorder) ->
     schema = tool.spec.input_schema
     assert schema["properties"]["children"] == {"type": "array", "items": {"$ref": "#/$defs/Node"}}
     assert schema["properties"]["label"] == {"type": ["string", "null"]}
+    assert "id" not in schema["properties"] and schema["required"] == ["label"]  # readOnly: the server sets it
     tool.validate({"label": "a", "children": [{"label": None, "children": [{"label": "b"}]}]})
 
     served = json.dumps(doc).encode()

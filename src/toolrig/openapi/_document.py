@@ -149,8 +149,9 @@ class Document:
         raise DefinitionError("a $ref chain is too long (a cycle?)")
 
     def schema(self, schema: Any, defs: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A JSON Schema (2020-12) for ``schema``: component references rewritten to ``#/$defs/...``; OpenAPI 3.0's
-        ``nullable`` and ``example`` turned into JSON Schema; ``xml`` hints dropped.
+        """A JSON Schema (2020-12) for a request's ``schema``: component references rewritten to ``#/$defs/...``;
+        OpenAPI 3.0's ``nullable`` and ``example`` turned into JSON Schema; ``xml`` hints and ``readOnly`` properties
+        (which a request does not send) dropped.
 
         The referenced schemas (and theirs) go into ``defs`` when given (one collection shared by the properties
         of one tool, put at its root by the caller), else under the result's own ``$defs``.
@@ -194,7 +195,7 @@ class Document:
                 out[key] = self._convert(value, defs)
         if out.pop("nullable", False) is True:
             out = _nullable(out)
-        return out
+        return _without_read_only(node, out)
 
     def _definition(self, ref: str, defs: dict[str, Any]) -> str:
         names: dict[str, str] = defs.setdefault(_NAMES, {})
@@ -209,6 +210,20 @@ class Document:
             defs[name] = {}  # placeholder first: a recursive schema refers to itself
             defs[name] = self._convert(self.pointer(ref), defs)
         return f"#/$defs/{names[ref]}"
+
+
+def _without_read_only(node: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` without the properties marked ``readOnly`` (a request does not send them: ids, timestamps ...)."""
+    props = node.get("properties")
+    if not isinstance(props, Mapping) or not isinstance(out.get("properties"), dict):
+        return out
+    hidden = {k for k, v in props.items() if isinstance(v, Mapping) and v.get("readOnly") is True}
+    if not hidden:
+        return out
+    out["properties"] = {k: v for k, v in out["properties"].items() if k not in hidden}
+    if isinstance(out.get("required"), list):
+        out["required"] = [r for r in out["required"] if r not in hidden]
+    return out
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
