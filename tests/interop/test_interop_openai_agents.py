@@ -3,7 +3,11 @@ model (the SDK's Model interface, offline), one audit row per call; imported Fun
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +149,67 @@ async def test_round_trip_through_openai_agents() -> None:
             outcome = await outer.call(ToolCall(name="convert", arguments={
                 "amount": 2, "unit": "gbp", "note": None, "rounding": None}))
     assert outcome.ok and outcome.content == "2.0 gbp None"
+
+
+@contextlib.contextmanager
+def chat_completions_server(arguments: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A local server speaking OpenAI's Chat Completions wire format: first it asks for one tool call per entry of
+    ``arguments`` (the tool's JSON arguments as sent), then answers with the tool outputs it was sent."""
+    requests: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            requests.append(body)
+            outputs = [m["content"] for m in body["messages"] if m.get("role") == "tool"]
+            if outputs:
+                message: dict[str, Any] = {"role": "assistant", "content": " | ".join(map(str, outputs))}
+                finish = "stop"
+            else:
+                name = body["tools"][0]["function"]["name"]
+                message = {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": a}}
+                    for i, a in enumerate(arguments)]}
+                finish = "tool_calls"
+            answer = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
+                                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+async def test_a_runner_on_the_chat_completions_wire_format(tmp_path: Path) -> None:
+    from agents import OpenAIChatCompletionsModel
+    from openai import AsyncOpenAI
+
+    db = tmp_path / "audit.db"
+    sent = [json.dumps({"amount": 1.5, "unit": "chf", "note": "hi", "rounding": None}), '{"amount": "x"}']
+    with chat_completions_server(sent) as (url, requests):
+        client = AsyncOpenAI(base_url=url, api_key="not-a-real-key", max_retries=0)
+        async with Runtime([convert], audit=db, audit_mode="strict") as runtime:
+            agent = Agent(name="converter", tools=to_openai_agents(runtime=runtime),
+                          model=OpenAIChatCompletionsModel(model="fake", openai_client=client))
+            result = await Runner.run(agent, "convert", run_config=RunConfig(tracing_disabled=True))
+        await client.close()
+    [tool] = requests[0]["tools"]
+    assert tool["function"]["strict"] is True and tool["function"]["parameters"]["additionalProperties"] is False
+    first, second = result.final_output.split(" | ")
+    assert first == "1.5 chf hi" and second.startswith("Error (invalid_arguments)")
+    rows = AuditLog(db).query(limit=None)
+    assert sorted((r.call_id, bool(r.ok)) for r in rows) == [("call_0", True), ("call_1", False)]
