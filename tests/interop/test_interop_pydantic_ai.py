@@ -150,3 +150,34 @@ async def test_bad_arguments_from_the_model_become_a_retry(tmp_path: Path) -> No
         assert await toolset.call_tool("positive", {"n": "3"}, run, found) == "3"
     assert ran == [3]
     assert tool.name == "positive"
+
+
+async def test_any_pydantic_ai_toolset_once_opened() -> None:
+    from toolrig.interop import PydanticAIToolset
+
+    opened: list[str] = []
+
+    class Watched(FunctionToolset):  # stands for a toolset with a lifecycle (an MCP server)
+        async def __aenter__(self) -> Watched:
+            opened.append("enter")
+            return await super().__aenter__()  # type: ignore[return-value]
+
+        async def __aexit__(self, *args: Any) -> bool | None:
+            opened.append("exit")
+            return await super().__aexit__(*args)
+
+    async def greet(ctx: RunContext[Deps], name: str) -> str:
+        """Greet someone."""
+        return f"{ctx.deps.owner} greets {name}"
+
+    tools = from_pydantic_ai(Watched([greet]).prefixed("team"))
+    assert isinstance(tools, PydanticAIToolset)
+    assert tools.names() == []  # not open yet: pydantic-ai lists such toolsets inside a run
+    async with tools, Runtime(tools, audit=False) as runtime:
+        assert tools.names() == ["team_greet"]
+        assert set(tools.get("team_greet").spec.input_schema["properties"]) == {"name"}  # type: ignore[union-attr]
+        ok = await runtime.call(ToolCall(name="team_greet", arguments={"name": "bo"}), CallContext(deps=Deps("ann")))
+        bad = await runtime.call(ToolCall(name="team_greet", arguments={"name": 5, "x": 1}))
+    assert ok.ok and ok.content == "ann greets bo"
+    assert not bad.ok and bad.error is not None and bad.error.kind.value == "invalid_arguments"
+    assert opened == ["enter", "exit"] and tools.names() == []

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from toolrig.interop._bridge import ORIGIN_KEY, Exported
     from toolrig.interop._langchain import from_langchain, to_langchain
     from toolrig.interop._openai_agents import from_openai_agents, to_openai_agents
-    from toolrig.interop._pydantic_ai import from_pydantic_ai, to_pydantic_ai
+    from toolrig.interop._pydantic_ai import PydanticAIToolset, from_pydantic_ai, to_pydantic_ai
     from toolrig.interop._smolagents import from_smolagents, to_smolagents
 
 _LAZY = {
@@ -31,6 +31,7 @@ _LAZY = {
     "to_langchain": "toolrig.interop._langchain",
     "from_openai_agents": "toolrig.interop._openai_agents",
     "to_openai_agents": "toolrig.interop._openai_agents",
+    "PydanticAIToolset": "toolrig.interop._pydantic_ai",
     "from_pydantic_ai": "toolrig.interop._pydantic_ai",
     "to_pydantic_ai": "toolrig.interop._pydantic_ai",
     "from_smolagents": "toolrig.interop._smolagents",
@@ -56,6 +57,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ORIGIN_KEY",
     "Exported",
+    "PydanticAIToolset",
     "from_langchain",
     "from_openai_agents",
     "from_pydantic_ai",

@@ -9,6 +9,7 @@ function's types, and the function gets a ``RunContext`` built from the :class:`
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,53 +17,101 @@ from toolrig._context import CallContext
 from toolrig._define import BaseTool
 from toolrig._schematool import SchemaTool
 from toolrig._spec import thaw
-from toolrig.errors import ModelRetry
+from toolrig.errors import ModelRetry, ToolFailure
 from toolrig.interop._bridge import Exported, exported, foreign_tool, require, retry_worthy, toolset_of
 from toolrig.runtime import Runtime
-from toolrig.toolsets import FunctionToolset
+from toolrig.toolsets import Toolset
 
-__all__ = ["from_pydantic_ai", "to_pydantic_ai"]
+__all__ = ["PydanticAIToolset", "from_pydantic_ai", "to_pydantic_ai"]
 
 
-def from_pydantic_ai(tools: Any, **options: Any) -> FunctionToolset:
+def from_pydantic_ai(tools: Any, **options: Any) -> Toolset:
     """PydanticAI tools as a toolrig toolset.
 
     Args:
-        tools: a ``pydantic_ai.Tool``, a tool function, a ``pydantic_ai.FunctionToolset`` (its ``tools``), or an
-            iterable of tools and functions.
+        tools: a ``pydantic_ai.Tool``, a tool function, a ``pydantic_ai.FunctionToolset`` (its ``tools``), an
+            iterable of tools and functions, or any other pydantic-ai toolset (an MCP server, a wrapped or dynamic
+            toolset): that one lists its tools only once opened, so it comes back as a
+            :class:`PydanticAIToolset` to use with ``async with``.
         **options: spec options for every imported tool (``permission=``, ``timeout=`` ...); a tool's own
             ``requires_approval`` and ``timeout`` are kept unless given here.
-
-    Raises:
-        TypeError: a toolset other than a ``FunctionToolset`` (its tools are only known inside a run).
     """
     pa = require("pydantic_ai")
     if isinstance(tools, pa.FunctionToolset):
         items: Iterable[Any] = tools.tools.values()
+    elif isinstance(tools, pa.AbstractToolset):
+        return PydanticAIToolset(tools, **options)
     elif isinstance(tools, pa.Tool) or callable(tools):
         items = [tools]
-    elif isinstance(tools, pa.AbstractToolset):
-        raise TypeError("from_pydantic_ai takes tools or a FunctionToolset; another toolset lists its tools only "
-                        "inside a run")
     else:
         items = list(tools)
-    return toolset_of([_import_one(t if isinstance(t, pa.Tool) else pa.Tool(t), pa, options) for t in items],
-                      "pydantic-ai")
+    made = []
+    for item in items:
+        tool = item if isinstance(item, pa.Tool) else pa.Tool(item)
+        made.append(_import_one(pa.FunctionToolset([tool]), tool.tool_def, pa, options))
+    return toolset_of(made, "pydantic-ai")
 
 
-def _import_one(tool: Any, pa: Any, options: Mapping[str, Any]) -> SchemaTool:
+class PydanticAIToolset(Toolset):
+    """A pydantic-ai toolset whose tools are known only once it is open (an MCP server, a wrapped or dynamic
+    toolset), as a toolrig toolset: ``async with`` opens it and lists its tools (as pydantic-ai lists them for a
+    run, with no deps); closing it forgets them. Each call asks the toolset for the tool again, with the call's own
+    ``RunContext``, as pydantic-ai does at each step of a run.
+    """
+
+    def __init__(self, toolset: Any, **options: Any) -> None:
+        self.toolset = toolset
+        self.options = options
+        self._tools: dict[str, BaseTool] = {}
+
+    @property
+    def label(self) -> str:
+        return f"PydanticAIToolset({type(self.toolset).__name__})"
+
+    def list(self) -> builtins.list[BaseTool]:
+        return builtins.list(self._tools.values())
+
+    def get(self, name: str) -> BaseTool | None:
+        return self._tools.get(name) or (super().get(name) if "@" in name else None)
+
+    async def refresh(self) -> None:
+        """List the tools again (a toolset whose tools change: call it after a change)."""
+        pa = require("pydantic_ai")
+        found = await self.toolset.get_tools(_run_context(pa, None, None, None))
+        self._tools = {name: _import_one(self.toolset, tool.tool_def, pa, self.options)
+                       for name, tool in found.items()}
+
+    async def __aenter__(self) -> PydanticAIToolset:
+        await self.toolset.__aenter__()
+        try:
+            await self.refresh()
+        except BaseException:
+            await self.toolset.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        self._tools = {}
+        result: bool | None = await self.toolset.__aexit__(*exc_info)
+        return result
+
+
+def _run_context(pa: Any, deps: Any, call_id: str | None, name: str | None) -> Any:
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.usage import RunUsage
 
-    definition = tool.tool_def
+    # RunContext must hold a model; an imported tool's body has none to talk to (TestModel never calls out)
+    return pa.RunContext(deps=deps, model=TestModel(), usage=RunUsage(), tool_call_id=call_id, tool_name=name)
+
+
+def _import_one(holder: Any, definition: Any, pa: Any, options: Mapping[str, Any]) -> SchemaTool:
     name = definition.name
-    holder = pa.FunctionToolset([tool])
-    model = TestModel()  # what RunContext.model must hold; an imported tool's body has no model to talk to
 
     async def handler(values: dict[str, Any], ctx: CallContext) -> Any:
-        run = pa.RunContext(deps=ctx.deps, model=model, usage=RunUsage(), tool_call_id=ctx.call_id,
-                            tool_name=name)
-        found = (await holder.get_tools(run))[name]
+        run = _run_context(pa, ctx.deps, ctx.call_id, name)
+        found = (await holder.get_tools(run)).get(name)
+        if found is None:
+            raise ToolFailure(f"the pydantic-ai toolset no longer offers {name!r}")
         args = found.args_validator.validate_python(values)
         try:
             return await holder.call_tool(name, args, run, found)
