@@ -59,8 +59,8 @@ _LAZY = {
     "SandboxUnavailable": "toolrig.sandbox",
 }
 _SUBMODULES = frozenset({
-    "audit", "builtins", "cli", "discovery", "errors", "fencing", "guards", "loading", "policy", "providers", "redact",
-    "registry", "replay", "runtime", "sandbox", "state", "toolsets", "workflows",
+    "audit", "builtins", "cli", "discovery", "errors", "fencing", "guards", "interop", "loading", "openapi", "policy",
+    "providers", "redact", "registry", "replay", "runtime", "sandbox", "state", "toolsets", "workflows",
 })
 
 

@@ -61,6 +61,9 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         "--shutdown-grace", metavar="SECONDS", min=0.0,
         help="On SIGTERM / Ctrl-C, seconds calls in flight get to finish (default: [serve] shutdown_grace, 10).")]
     = None,
+    openapi: Annotated[bool, typer.Option(
+        "--openapi", help="Also serve the tools over plain HTTP (POST /tools/NAME, GET /openapi.json) for clients "
+        "that do not speak MCP: same pipeline, same auth. Needs --http.")] = False,
 ) -> None:
     """Serve tools to MCP clients (desktop apps, agents, the inspector) as one MCP server.
 
@@ -85,11 +88,15 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     settings = with_options(settings, tools=tools, root=root)
     if shutdown_grace is not None:
         settings = dataclasses.replace(settings, serve={**settings.serve, "shutdown_grace": shutdown_grace})
+    if openapi:
+        settings = dataclasses.replace(settings, serve={**settings.serve, "openapi": True})
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
     listen = listen_from(http, serve, config)
     if transport == "http":
         check_listen(listen)
+    elif settings.serve.get("openapi"):
+        fail("--openapi serves plain HTTP: give --http HOST:PORT too (or [serve] transport = \"http\")")
     _logging(as_json)
     try:
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)

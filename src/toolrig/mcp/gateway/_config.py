@@ -11,6 +11,7 @@
     shutdown_grace = 10            # seconds calls in flight get to finish on SIGTERM / Ctrl-C (then: an error)
     session_idle_timeout = 1800    # seconds a session may go without a request before it ends
     max_sessions = 10000           # most sessions at once (HTTP 503 beyond)
+    openapi = false                # also POST /tools/{name} and GET /openapi.json (plain HTTP, same auth)
 
     [serve.auth]                   # optional bearer tokens issued for this server
     audience = "https://mcp.example.com/mcp"

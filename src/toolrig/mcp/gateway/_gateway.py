@@ -348,7 +348,7 @@ class Gateway:
                     "allowed_origins": tuple(serve.get("allowed_origins", ())),
                     "json_response": bool(serve.get("json_response")), "health": self.health,
                     "idle_timeout": float(serve.get("session_idle_timeout", 1800.0)),
-                    "max_sessions": int(serve.get("max_sessions", 10_000))}
+                    "max_sessions": int(serve.get("max_sessions", 10_000)), "openapi": bool(serve.get("openapi"))}
         return await serve_async(server=self.server, transport=transport,  # type: ignore[arg-type]
                                  host=host, port=port, on_ready=on_ready, stop_signals=stop_signals,
                                  shutdown_grace=float(serve.get("shutdown_grace", 10.0)), **http)

@@ -121,7 +121,16 @@ def startup_report(gateway: Gateway, where: str, options: Sequence[str] = (), *,
         "client_config": client_snippet(gateway.config.name, where, options),
         "desktop_config": client_snippet(gateway.config.name, "stdio", options),
         "inspector": inspector_command(where, options),
+        "openapi": _openapi_url(gateway, where),
     }
+
+
+def _openapi_url(gateway: Gateway, where: str) -> str | None:
+    """Where ``serve --openapi`` describes its plain HTTP routes (None: not served)."""
+    if where == "stdio" or not gateway.config.serve.get("openapi"):
+        return None
+    base = where.rsplit("/", 1)[0] if where.endswith(str(gateway.config.serve.get("path", "/mcp"))) else where
+    return f"{base}/openapi.json"
 
 
 def _upstream(gateway: Gateway, health: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +195,9 @@ def startup_text(report: dict[str, Any]) -> str:
         lines.append("Or let a desktop client (claude_desktop_config.json, ...) start its own over stdio, from any "
                      "folder, with:")
         lines.append("  " + json.dumps(report["desktop_config"]))
+    if report.get("openapi"):
+        lines.append(f"Plain HTTP clients: POST {report['openapi'].removesuffix('/openapi.json')}/tools/NAME, "
+                     f"described at {report['openapi']}")
     lines.append("Inspect it with:")
     lines.append("  " + report["inspector"])
     from toolrig.policy import visible  # tool names, reasons and errors come from servers: no raw controls

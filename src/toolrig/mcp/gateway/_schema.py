@@ -67,6 +67,7 @@ class ServeTable(_Table):
     shutdown_grace: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     session_idle_timeout: Seconds | None = None
     max_sessions: Annotated[int, Field(ge=1)] | None = None
+    openapi: bool | None = None
 
 
 class McpTable(_Table):

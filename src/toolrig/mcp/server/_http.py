@@ -177,7 +177,7 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
               event_store: EventStore | None = None, retry_interval: int | None = None,
               idle_timeout: float | None = 1800.0, max_sessions: int | None = 10_000,
               health: Callable[[], Mapping[str, Any]] | None = None, port: int | None = None,
-              max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT) -> Starlette:
+              max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT, openapi: bool = False) -> Starlette:
     """The ASGI app serving ``server`` at ``path`` (and ``GET /healthz``).
 
     Args:
@@ -197,6 +197,8 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
         port: the port the app is served on; loopback names and the bind address are then accepted as Host /
             Origin only with this port (or none). None (an app run in process): any port.
         max_body: largest POST body in bytes (413 beyond); body_timeout: seconds to send it (408 beyond).
+        openapi: also serve the tools over plain HTTP, ``POST /tools/{name}`` and ``GET /openapi.json``
+            (:mod:`toolrig.mcp.server._rest`), behind the same checks and auth.
     """
     hosts = allowed_hosts_for(host, allowed_hosts)
     origins = _origins(hosts, allowed_origins)
@@ -212,7 +214,8 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
     routes: list[BaseRoute] = []
     bound = [*_LOOPBACK, _bracketed(host)]
     middleware: list[Middleware] = [Middleware(HostOriginGuard, hosts=hosts, origins=origins, port=port, bound=bound),
-                                    Middleware(RequestLimits, max_body=max_body, body_timeout=body_timeout)]
+                                    Middleware(RequestLimits, max_body=max_body, body_timeout=body_timeout,
+                                               rpc_paths=frozenset({path}) if openapi else None)]
     if auth is not None:
         metadata_url = build_resource_metadata_url(AnyHttpUrl(auth.audience)) if auth.issuer else None
         endpoint = RequireAuthMiddleware(manager, list(auth.required_scopes), metadata_url)
@@ -224,6 +227,10 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
                                                        scopes_supported=list(auth.required_scopes) or None)
     routes += [Route(path, endpoint=endpoint),
                Route("/healthz", _health(server, manager, health, auth), methods=["GET"])]
+    if openapi:
+        from toolrig.mcp.server._rest import rest_routes
+
+        routes += rest_routes(server, auth)
     app = Starlette(routes=routes, middleware=middleware, lifespan=lambda _app: manager.run())
     app.state.session_manager = manager
     app.state.tool_server = server

@@ -11,7 +11,8 @@ else. :class:`RequestLimits` runs before it and answers, with a JSON-RPC error a
   that is not an object, a ``jsonrpc`` other than ``"2.0"``, a ``method`` that is not a string, or an ``id``
   that is not a string or an integer.
 
-A body within the limits is handed on unchanged.
+The envelope is checked only on the MCP endpoint (``rpc_paths``); other POST routes (the plain HTTP routes of
+``serve --openapi``) get the size and time limits alone. A body within the limits is handed on unchanged.
 """
 
 from __future__ import annotations
@@ -61,8 +62,11 @@ def envelope_problem(message: Any) -> str | None:
 class RequestLimits:
     """ASGI middleware bounding POST bodies and checking their JSON-RPC envelope (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT) -> None:
+    def __init__(self, app: ASGIApp, *, max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT,
+                 rpc_paths: frozenset[str] | None = None) -> None:
         self.app = app
+        self.rpc_paths = rpc_paths
+        """Where bodies are JSON-RPC messages (None: every path)."""
         self.max_body = max_body
         self.body_timeout = body_timeout
 
@@ -76,7 +80,7 @@ class RequestLimits:
                 scope, receive, send)
             return
         body, refusal = await self._read(receive)
-        if refusal is None:
+        if refusal is None and (self.rpc_paths is None or scope.get("path") in self.rpc_paths):
             refusal = self._check(body)
         if refusal is not None:
             await refusal(scope, receive, send)

@@ -1,0 +1,117 @@
+"""One validated call of an operation as an HTTP request: URL (path and query), headers, body; and its answer.
+
+Path values are percent-encoded whole (a ``/`` or ``..`` in a value cannot change the path); query arrays follow the
+parameter's style (``form`` + explode by default); booleans are written ``true`` / ``false``; objects in a query or
+header are sent as JSON. Credentials (:class:`Credentials`) are added per the operation's security requirements.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolrig.openapi._operations import Operation
+
+__all__ = ["Credentials", "Request", "build_request"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """What to send."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    content: bytes | None
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """How to authenticate, read from ``auth=``: by security scheme name, or plain headers.
+
+    ``{"api_key": "secret"}`` fills the scheme ``api_key`` of ``components.securitySchemes`` (an API key in a
+    header or the query; a bearer token for ``http: bearer``; ``"user:password"`` for ``http: basic``); a key that
+    names no scheme is sent as a header of that name.
+    """
+
+    values: Mapping[str, str]
+    schemes: Mapping[str, Any]
+
+    def apply(self, operation: Operation, headers: dict[str, str], query: list[tuple[str, str]]) -> None:
+        """Add the credentials the operation's security asks for (and every plain header)."""
+        wanted = {name for requirement in operation.security for name in requirement}  # none asked: none sent
+        for key, value in self.values.items():
+            scheme = self.schemes.get(key)
+            if not isinstance(scheme, Mapping):
+                headers[key] = value
+            elif key in wanted:
+                _add(scheme, value, headers, query)
+
+
+def _add(scheme: Mapping[str, Any], value: str, headers: dict[str, str], query: list[tuple[str, str]]) -> None:
+    kind = scheme.get("type")
+    if kind == "apiKey" and scheme.get("in") == "query":
+        query.append((str(scheme.get("name")), value))
+    elif kind == "apiKey":
+        headers[str(scheme.get("name"))] = value
+    elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+        import base64
+
+        headers["authorization"] = "Basic " + base64.b64encode(value.encode()).decode()
+    else:  # http bearer, oauth2, openIdConnect: a bearer token
+        headers["authorization"] = f"Bearer {value}"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def build_request(operation: Operation, base_url: str, values: Mapping[str, Any],
+                  credentials: Credentials | None) -> Request:
+    """The request for one call (``values`` already validated against the operation's input schema)."""
+    path = operation.path
+    query: list[tuple[str, str]] = []
+    headers: dict[str, str] = {"accept": "application/json, */*;q=0.5"}
+    content: bytes | None = None
+    if operation.flat_body:
+        content, headers["content-type"] = _body(operation.body_type or "application/json", dict(values))
+    for arg in operation.arguments:
+        if arg.name not in values or (values[arg.name] is None and not arg.required):
+            continue
+        value = values[arg.name]
+        if arg.place == "path":
+            path = path.replace("{" + arg.wire_name + "}", urllib.parse.quote(_text(value), safe=""))
+        elif arg.place == "query":
+            if isinstance(value, list) and arg.explode and arg.style in (None, "form"):
+                query.extend((arg.wire_name, _text(v)) for v in value)
+            elif isinstance(value, list):
+                sep = {"spaceDelimited": " ", "pipeDelimited": "|"}.get(arg.style or "", ",")
+                query.append((arg.wire_name, sep.join(_text(v) for v in value)))
+            else:
+                query.append((arg.wire_name, _text(value)))
+        elif arg.place == "header":
+            headers[arg.wire_name] = _text(value).replace("\r", " ").replace("\n", " ")
+        else:
+            content, headers["content-type"] = _body(operation.body_type or "application/json", value)
+    if credentials is not None:
+        credentials.apply(operation, headers, query)
+    url = base_url.rstrip("/") + path
+    if query:
+        url += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+    return Request(method=operation.method.upper(), url=url, headers=headers, content=content)
+
+
+def _body(media: str, value: Any) -> tuple[bytes, str]:
+    if media == "application/x-www-form-urlencoded" and isinstance(value, Mapping):
+        pairs = [(k, _text(v)) for k, v in value.items() if v is not None]
+        return urllib.parse.urlencode(pairs).encode(), media
+    if media in ("application/octet-stream", "text/plain") and isinstance(value, str):
+        return value.encode(), media
+    return json.dumps(value).encode(), media if media.endswith("json") else "application/json"
