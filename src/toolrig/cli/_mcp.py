@@ -61,6 +61,10 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         "--shutdown-grace", metavar="SECONDS", min=0.0,
         help="On SIGTERM / Ctrl-C, seconds calls in flight get to finish (default: [serve] shutdown_grace, 10).")]
     = None,
+    console: Annotated[bool, typer.Option(
+        "--console", help="Also serve the web console (127.0.0.1, its own port; prints its URL).")] = False,
+    console_port: Annotated[int, typer.Option("--console-port", metavar="PORT", min=0, max=65535,
+                                              help="The console's port (default: a free one).")] = 0,
 ) -> None:
     """Serve tools to MCP clients (desktop apps, agents, the inspector) as one MCP server.
 
@@ -69,6 +73,9 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     A config adds upstream MCP servers, your own Python tools, a policy and approvals. Every call goes
     through the pipeline (policy, approval, limits, fencing, audit). On start it prints the root, where it
     listens, and the entry to paste into a desktop client.
+
+    --console also serves the web console on 127.0.0.1 (approve calls, run tools, watch workflows, read the
+    audit log in a browser), on the same runtime, approval queue and audit log; its URL is printed.
 
     SIGTERM or Ctrl-C drain it: new calls are refused, calls in flight get the grace period to finish (the
     rest end with an error their clients receive), the audit log is flushed; then it exits with 143 / 130.
@@ -90,6 +97,11 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     listen = listen_from(http, serve, config)
     if transport == "http":
         check_listen(listen)
+    console_at = None
+    if console:
+        from toolrig.cli._console import console_listen_or_fail
+
+        console_at = console_listen_or_fail("127.0.0.1", console_port, None)
     _logging(as_json)
     try:
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)
@@ -103,7 +115,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
 
     _file_limits_are_errors()
     try:
-        stopped_by = gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+        stopped_by = _run_serving(gateway, transport, listen, ready, console_at)
     except KeyboardInterrupt:  # Ctrl-C before serving began: a normal way to stop, without a traceback
         stopped_by = signal.SIGINT
     except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
@@ -120,6 +132,18 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         sys.stderr.flush()
         os._exit(128 + int(stopped_by))
     raise typer.Exit(128 + int(stopped_by))
+
+
+def _run_serving(gateway: Any, transport: str, listen: Any, ready: Any, console_at: Any) -> int | None:
+    """Serve until stopped (with the console beside it when ``console_at`` says where)."""
+    if console_at is None:
+        stopped: int | None = gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+        return stopped
+    from toolrig.cli._console import serve_with_console
+    from toolrig.mcp.server import run_blocking
+
+    return run_blocking(lambda: serve_with_console(  # type: ignore[no-any-return]
+        gateway, console_at, False, transport=transport, host=listen.host, port=listen.port, on_ready=ready))
 
 
 def _file_limits_are_errors() -> None:
