@@ -114,7 +114,7 @@ class ToolViews:
                                    call=None)
         call = ToolCall(name=tool.name, arguments=arguments)
         outcome = await self.backend.runtime.call(call, self.backend.context())
-        structured = outcome.result.structured() if outcome.result is not None else None
+        structured = outcome.result.structured if outcome.result is not None else None
         shown = {"json": {"name": call.name, "arguments": arguments},
                  "openai": {"type": "function", "id": call.id,
                             "function": {"name": call.name, "arguments": json.dumps(arguments, ensure_ascii=False)}},
