@@ -110,7 +110,7 @@ class ToolViews:
         else:
             filled.loose = [problem]
         if filled.errors or filled.loose:
-            return self.pages.html(request, "tool_run.html", status=422, tool=tool, form=filled, outcome=None,
+            return self.pages.html(request, "tool_run.html", status=_invalid(request), tool=tool, form=filled, outcome=None,
                                    call=None)
         call = ToolCall(name=tool.name, arguments=arguments)
         outcome = await self.backend.runtime.call(call, self.backend.context())
@@ -122,3 +122,8 @@ class ToolViews:
         return self.pages.html(request, "tool_run.html", tool=tool, form=filled, outcome=outcome,
                                structured=structured, call=shown)
 
+
+def _invalid(request: Request) -> int:
+    """422 for a form that does not validate; 200 for htmx, which shows the form with its errors (a browser logs
+    every 4xx answer to a script as an error)."""
+    return 200 if request.headers.get("hx-request") else 422

@@ -121,7 +121,7 @@ class WorkflowViews:
         else:
             form.loose = [problem]
         if form.errors or form.loose:
-            return self.pages.html(request, "workflow_form.html", status=422, flow=flow, form=form)
+            return self.pages.html(request, "workflow_form.html", status=_invalid(request), flow=flow, form=form)
         run_id = _new_id()
         journal = self._journal_of(flow)
         started = anyio.Event()
@@ -193,3 +193,9 @@ def _new_id() -> str:
     import secrets
 
     return secrets.token_hex(8)
+
+
+def _invalid(request: Request) -> int:
+    """422 for a form that does not validate; 200 for htmx, which shows the form with its errors (a browser logs
+    every 4xx answer to a script as an error)."""
+    return 200 if request.headers.get("hx-request") else 422
