@@ -57,8 +57,9 @@ journal = "runs.db"
 
 
 def env_for(folder: Path) -> dict[str, str]:
-    return {**os.environ, "TOOLRIG_TEST_GATES": str(folder / "gates"), "TOOLRIG_APPROVALS": str(folder / "approvals.db"),
-            "TOOLRIG_AUDIT": str(folder / "audit.db"), "TOOLRIG_JOURNAL": str(folder / "runs.db")}
+    return {**os.environ, "TOOLRIG_TEST_GATES": str(folder / "gates"),
+            "TOOLRIG_APPROVALS": str(folder / "approvals.db"), "TOOLRIG_AUDIT": str(folder / "audit.db"),
+            "TOOLRIG_JOURNAL": str(folder / "runs.db")}
 
 
 @dataclass

@@ -110,8 +110,8 @@ class ToolViews:
         else:
             filled.loose = [problem]
         if filled.errors or filled.loose:
-            return self.pages.html(request, "tool_run.html", status=_invalid(request), tool=tool, form=filled, outcome=None,
-                                   call=None)
+            return self.pages.html(request, "tool_run.html", status=_invalid(request), tool=tool, form=filled,
+                                   outcome=None, call=None)
         call = ToolCall(name=tool.name, arguments=arguments)
         outcome = await self.backend.runtime.call(call, self.backend.context())
         structured = outcome.result.structured if outcome.result is not None else None
