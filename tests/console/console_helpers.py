@@ -128,6 +128,8 @@ def running(argv: Sequence[str], folder: Path) -> Iterator[Running]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
         reader.join(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def need_chromium() -> str:
