@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,13 @@ from toolrig.console._charts import chart, percentile, tool_stats
 from toolrig.console._forms import field_errors, form_arguments, form_fields, input_name
 from toolrig.console._graph import layout, render_graph
 from toolrig.errors import ArgumentsError
-from toolrig.workflows import foreach, load, parallel, step
+from toolrig.loading import load_source
 from toolrig.workflows import branch as branch_step
+from toolrig.workflows import foreach, load, parallel, step
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
-import console_tools  # noqa: E402
-
-SCHEMA = console_tools.ship.spec.input_schema
+TOOLS = {t.name: t for t in load_source(str(Path(__file__).parent / "fixtures" / "console_tools.py"))}
+SHIP = TOOLS["ship"]
+SCHEMA = SHIP.spec.input_schema
 
 
 def _by_name(fields: list[Any]) -> dict[str, Any]:
@@ -53,14 +52,14 @@ def test_a_filled_form_gives_the_arguments_the_validator_accepts() -> None:
     assert problem is None
     assert arguments == {"name": "ann", "parcel": {"weight": 2.5, "address": {"city": "Oslo"}}, "mode": "sea",
                          "tags": ["a", "b"], "express": True}
-    console_tools.ship.validate(arguments)
+    SHIP.validate(arguments)
 
 
 def test_errors_land_on_their_fields() -> None:
     fields = form_fields(SCHEMA)
     arguments, _ = form_arguments(fields, {"arg/name": "ann", "arg/parcel/weight": "heavy"})
     with pytest.raises(ArgumentsError) as caught:
-        console_tools.ship.validate(arguments)
+        SHIP.validate(arguments)
     by_field, loose = field_errors(caught.value.errors, fields)
     assert set(by_field) == {"arg/parcel/weight", "arg/parcel/address"} or set(by_field) == {
         "arg/parcel/weight", "arg/parcel/address/city"}
@@ -95,7 +94,7 @@ def test_any_submitted_form_is_read_without_crashing(values: dict[str, str]) -> 
     assert problem is not None or arguments is not None
     if isinstance(arguments, dict):
         try:
-            console_tools.ship.validate(arguments)
+            SHIP.validate(arguments)
         except ArgumentsError as exc:
             field_errors(exc.errors, form_fields(SCHEMA))
 
