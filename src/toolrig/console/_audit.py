@@ -22,7 +22,8 @@ FILTERS = ("tool", "user", "agent", "session", "run_id", "kind")
 PAGE = 50
 CHART_ROWS = 20_000
 """Most rows the charts read (the newest)."""
-WINDOWS = {"1h": 3600.0, "24h": 86400.0, "7d": 7 * 86400.0, "30d": 30 * 86400.0}
+WINDOWS = {"auto": 0.0,  # from the oldest call in the last 30 days
+           "1h": 3600.0, "24h": 86400.0, "7d": 7 * 86400.0, "30d": 30 * 86400.0}
 
 
 def parse_time(text: str) -> float | None:
@@ -74,11 +75,13 @@ class AuditViews:
         except ValueError:
             page = 1
         rows = await self._query(limit=PAGE + 1, offset=(page - 1) * PAGE, **filters)
-        window = params.get("window", "24h") if params.get("window", "24h") in WINDOWS else "24h"
+        window = params.get("window", "auto") if params.get("window", "auto") in WINDOWS else "auto"
         end = filters.get("until") or time.time()
-        start = filters.get("since") or end - WINDOWS[window]
+        start = filters.get("since") or end - (WINDOWS[window] or WINDOWS["30d"])
         chart_filters = {k: v for k, v in filters.items() if k not in ("since", "until")}
         recent = await self._query(limit=CHART_ROWS, since=start, until=end + 1e-6, **chart_filters)
+        if window == "auto" and "since" not in filters and recent:  # from the oldest call shown, at least a minute
+            start = min(min(r.time for r in recent), end - 60.0)
         stats = tool_stats(recent, start, end)
         kept = {k: v for k, v in params.items() if k != "page" and v}
         return self.pages.html(
