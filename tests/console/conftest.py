@@ -28,7 +28,7 @@ def page(chromium: Any) -> Iterator[Any]:
     """A page in a fresh context (its own cookies); the test fails if the page logs an error or violates the CSP."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=30_000)
+    expect.set_options(timeout=60_000)  # a loaded CI machine; no test waits when all is well
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems = PageProblems(page)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,22 +121,28 @@ async def _get(queue_path: Path, request_id: str) -> Any:
         await queue.aclose()
 
 
+def _run(fn: Any, *args: Any) -> Any:
+    """``anyio.run(fn, *args)`` in a thread of its own (Playwright's sync API may hold this thread's loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, fn, *args).result(timeout=60)
+
+
 def test_a_decision_is_bound_to_the_call_shown_and_taken_once(client: httpx.Client, console: Any) -> None:
     queue_path = console.folder / "approvals.db"
-    request = anyio.run(_file, queue_path, "x\u200by")
+    request = _run(_file, queue_path, "x\u200by")
     card = client.get(f"/approvals/{request.id}")
     assert card.status_code == 200 and "x&lt;U+200B&gt;y" in card.text
     token = csrf_of(client)
     headers = {"origin": console.base, "x-csrf-token": token}
     wrong = client.post(f"/approvals/{request.id}/approve", data={"binding": "0" * 64}, headers=headers)
     assert wrong.status_code == 409
-    assert anyio.run(_get, queue_path, request.id).status == "pending"
+    assert _run(_get, queue_path, request.id).status == "pending"
     first = client.post(f"/approvals/{request.id}/deny", data={"binding": request.binding, "reason": "no  way"},
                         headers=headers)
     assert first.status_code == 200 and "denied" in first.text
     again = client.post(f"/approvals/{request.id}/approve", data={"binding": request.binding}, headers=headers)
     assert again.status_code == 409 and "already decided" in again.text
-    decided = anyio.run(_get, queue_path, request.id)
+    decided = _run(_get, queue_path, request.id)
     assert decided.status == "denied" and decided.decided_by.endswith("(console): no way")
     assert client.post(f"/approvals/{request.id}/explode", data={}, headers=headers).status_code == 404
 

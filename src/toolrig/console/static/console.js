@@ -8,10 +8,10 @@
       var ids = JSON.parse(event.data);
       var shown = {};
       box.querySelectorAll("article.card[data-id]").forEach(function (card) {
-        if (ids.indexOf(card.dataset.id) < 0) {
-          card.remove();
-        } else {
-          shown[card.dataset.id] = true;
+        shown[card.dataset.id] = true;
+        if (ids.indexOf(card.dataset.id) < 0 && card.dataset.status === "pending") {
+          card.dataset.status = "decided";  // decided here or elsewhere: show how, without the buttons
+          htmx.ajax("GET", box.dataset.card + card.dataset.id, {target: card, swap: "outerHTML"});
         }
       });
       ids.forEach(function (id) {
@@ -19,7 +19,7 @@
           htmx.ajax("GET", box.dataset.card + id, {target: box, swap: "beforeend"});
         }
       });
-      if (none) { none.hidden = ids.length > 0; }
+      if (none) { none.hidden = box.querySelector("article.card") !== null; }
     });
   }
 
