@@ -28,7 +28,7 @@ READY_TIMEOUT = 90.0
 def write_config(folder: Path, *, extra: str = "") -> Path:
     """A ``toolrig.toml`` in ``folder``: the fixture tools, delete_record asks (queue), strict audit, the two-step
     workflow journaled; everything inside ``folder``."""
-    for name in ("console_tools.py", "two_steps.yaml"):
+    for name in ("console_tools.py", "two_steps.yaml", "approve_then.yaml"):
         shutil.copy(FIXTURES / name, folder / name)
     (folder / "gates").mkdir(exist_ok=True)
     config = folder / "toolrig.toml"
@@ -49,7 +49,7 @@ audit = "audit.db"
 audit_mode = "strict"
 
 [workflows]
-files = ["two_steps.yaml"]
+files = ["two_steps.yaml", "approve_then.yaml"]
 journal = "runs.db"
 {extra}
 """)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,3 +160,25 @@ def test_calls_an_mcp_client_waits_on_are_approved_and_denied_in_the_browser(pag
         assert results["r2"].is_error and "not this one" in results["r2"].content[0].text
         expect(page.get_by_role("button", name="Approve")).to_have_count(0)  # decided: the buttons are gone
         expect(first.locator(".decided")).to_contain_text("checked by a person")
+
+
+def test_a_run_waiting_for_approval_is_approved_and_resumed(page: Any, console: Any, tmp_path: Path) -> None:
+    started = subprocess.run(  # another process starts the run; with nobody to ask, it stops and waits
+        [sys.executable, "-m", "toolrig", "workflow", "run", "approve_then.yaml", "--from", "console_tools.py",
+         "--journal", str(tmp_path / "runs.db"), "--queue", str(tmp_path / "approvals.db"), "--inputs",
+         '{"record": "r9"}', "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert started.returncode == 3, started.stdout + started.stderr
+    run_id = json.loads(started.stdout)["run_id"]
+    signed_in(page, console)
+    page.goto(f"{console.base}/workflows/runs/{run_id}")
+    graph = page.get_by_role("img", name="approve_then workflow graph")
+    expect(graph.locator('g[data-step="archive"]')).to_have_attribute("data-status", "waiting_approval")
+    page.get_by_role("link", name="Approvals", exact=True).click()
+    card = page.locator("article.card").filter(has_text="archive_record")
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_contain_text("approved")
+    page.goto(f"{console.base}/workflows/runs/{run_id}")
+    page.get_by_role("button", name="Resume").click()
+    expect(page.locator("#run-status")).to_have_text("ok")
+    expect(graph.locator('g[data-step="archive"]')).to_have_attribute("data-status", "ok")
+    expect(page.locator('tr[data-step="archive"]')).to_contain_text("archived r9")
