@@ -55,9 +55,9 @@ async def _call(url: str, tool: str, arguments: dict[str, object]) -> None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as client:
-            await client.call_tool(tool, arguments)
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http, \
+            Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as client:
+        await client.call_tool(tool, arguments)
 
 
 def _lines(proc: subprocess.Popen[str], seen: list[str], ready: threading.Event) -> None:
@@ -93,7 +93,7 @@ def main() -> None:
 
 
 def _shoot(url: str, mcp: str) -> None:
-    base = url.split("/login")[0]
+    base = url.split("/login", maxsplit=1)[0]
     for text in ("hello", "tools for agents", "again"):
         anyio.run(_call, mcp, "shout", {"text": text})
     anyio.run(_call, mcp, "evil_echo", {"text": "hi"})

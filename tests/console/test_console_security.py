@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 

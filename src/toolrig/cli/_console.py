@@ -80,12 +80,12 @@ def console_command(  # noqa: PLR0917 - typer maps each parameter to an option
 
     import anyio
 
-    from toolrig.cli._mcp import _ask_launch
+    from toolrig.cli._common import ask_launch
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config
 
     listen = console_listen_or_fail(host, port, token_file)
     try:
-        gateway = Gateway(load_gateway_config(config), ask_launch=_ask_launch(yes), errlog=sys.stderr)
+        gateway = Gateway(load_gateway_config(config), ask_launch=ask_launch(yes), errlog=sys.stderr)
     except MCPConfigError as exc:
         fail(str(exc))
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
+from toolrig.cli._common import ask_launch as _ask_launch
 from toolrig.cli._common import fail, print_json, stdout
 
 __all__ = ["register"]
@@ -24,20 +25,6 @@ mcp_app = typer.Typer(name="mcp", help="Use MCP servers: list their tools, call 
                       no_args_is_help=True)
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", metavar="FILE", help="The gateway config (TOML).")]
-
-
-def _ask_launch(yes: bool) -> Any:
-    """Asks at the terminal before a stdio server is started (the exact command, and whether it is sandboxed,
-    shown); never without one."""
-    def ask(name: str, target: Any) -> bool:
-        if yes:
-            return True
-        if not sys.stdin.isatty():
-            return False
-        shown = target.describe_launch().replace("\n", "\n  ")
-        return typer.confirm(f"Start MCP server {name!r}?\n  {shown}\n", default=False, err=True)
-
-    return ask
 
 
 ROOT_HELP = ("The folder the built-in file tools work in. Default: [builtins] root of the config, else the folder "

@@ -81,7 +81,7 @@ class AuditViews:
         chart_filters = {k: v for k, v in filters.items() if k not in ("since", "until")}
         recent = await self._query(limit=CHART_ROWS, since=start, until=end + 1e-6, **chart_filters)
         if window == "auto" and "since" not in filters and recent:  # from the oldest call shown, at least a minute
-            start = min(min(r.time for r in recent), end - 60.0)
+            start = min(*(r.time for r in recent), end - 60.0)
         stats = tool_stats(recent, start, end)
         kept = {k: v for k, v in params.items() if k != "page" and v}
         return self.pages.html(
