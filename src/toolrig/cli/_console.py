@@ -69,23 +69,30 @@ def console_command(  # noqa: PLR0917 - typer maps each parameter to an option
                                                     help="Use the token in FILE instead of a new random one.")] = None,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the console in a browser.")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Start unapproved stdio servers without asking.")] = False,
+    tools: Annotated[list[str] | None, typer.Option(
+        "--tools", metavar="SOURCE", help="Also the tools of this file, directory or module (repeatable).")] = None,
+    root: Annotated[Path | None, typer.Option("--root", metavar="FOLDER",
+                                              help="The folder the built-in file tools work in (as for serve).")]
+    = None,
 ) -> None:
     """The web console: search and run tools, approve calls, watch workflows, read the audit log.
 
     It builds what `toolrig serve --config FILE` builds (the same tools, policy, approval queue, audit log and
-    workflow journal) without serving MCP; approvals filed by a `toolrig serve` using the same queue show up live.
-    It listens on 127.0.0.1 and prints one URL with a token: open that one.
+    workflow journal; --tools and --root as for serve) without serving MCP; approvals filed by a `toolrig serve`
+    using the same queue show up live. It listens on 127.0.0.1 and prints one URL with a token: open that one.
     """
     import signal
 
     import anyio
 
     from toolrig.cli._common import ask_launch
+    from toolrig.cli._serving import with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config
 
     listen = console_listen_or_fail(host, port, token_file)
     try:
-        gateway = Gateway(load_gateway_config(config), ask_launch=ask_launch(yes), errlog=sys.stderr)
+        settings = with_options(load_gateway_config(config), tools=tools, root=root)
+        gateway = Gateway(settings, ask_launch=ask_launch(yes), errlog=sys.stderr)
     except MCPConfigError as exc:
         fail(str(exc))
 
