@@ -38,3 +38,12 @@ def test_text_is_a_literal_substring(tmp_path: Path) -> None:
     assert len(log.query(text="x\\\\y", limit=None)) == 19  # a backslash as JSON writes it
     assert [r.id for r in log.query(text="item 3", tool="t", limit=None)] == ["r3"]
     assert log.query(text="ITEM 3", limit=None)[0].id == "r3"
+
+
+def test_a_summary_reads_only_what_charts_need(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    full, light = log.query(limit=None), log.query(limit=None, summary=True)
+    assert [(r.id, r.call_id, r.time, r.tool, r.ok, r.kind, r.status, r.duration_ms) for r in full] == [
+        (r.id, r.call_id, r.time, r.tool, r.ok, r.kind, r.status, r.duration_ms) for r in light]
+    assert all(r.arguments is None for r in light)
+    assert [r.id for r in log.query(text="item 3", summary=True, limit=None)] == ["r3"]

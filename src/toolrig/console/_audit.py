@@ -79,7 +79,7 @@ class AuditViews:
         end = filters.get("until") or time.time()
         start = filters.get("since") or end - (WINDOWS[window] or WINDOWS["30d"])
         chart_filters = {k: v for k, v in filters.items() if k not in ("since", "until")}
-        recent = await self._query(limit=CHART_ROWS, since=start, until=end + 1e-6, **chart_filters)
+        recent = await self._query(limit=CHART_ROWS, since=start, until=end + 1e-6, summary=True, **chart_filters)
         if window == "auto" and "since" not in filters and recent:  # from the oldest call shown, at least a minute
             start = min(*(r.time for r in recent), end - 60.0)
         stats = tool_stats(recent, start, end)
