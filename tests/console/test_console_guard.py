@@ -14,7 +14,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from toolrig.console import CSP, Sessions
-from toolrig.console._security import COOKIE, ConsoleGuard
+from toolrig.console._security import ConsoleGuard
 
 HOST = "127.0.0.1:8000"
 ORIGIN = "http://127.0.0.1:8000"
@@ -40,7 +40,8 @@ CSRF = SESSIONS.csrf(SID)
 def test_login_sets_the_cookie_and_the_cookie_opens_the_door() -> None:
     client, sessions = _guarded()
     answer = client.get(f"/login?token={sessions.token}")
-    assert answer.status_code == 303 and COOKIE in answer.headers["set-cookie"]
+    assert answer.status_code == 303 and answer.headers["set-cookie"].startswith(sessions.cookie + "=")
+    assert sessions.cookie.startswith("toolrig_console_") and Sessions().cookie != sessions.cookie
     assert client.get("/tools").text == "reached GET 0"
     assert client.get("/tools").headers["content-security-policy"] == CSP
 
@@ -62,7 +63,7 @@ def test_only_a_complete_request_reaches_the_app(method: str, host: str, origin:
     if origin is not None:
         headers["origin"] = origin
     if cookie is not None:
-        headers["cookie"] = f"{COOKIE}=" + {"good": SID, "bad": "nope" + junk, "empty": ""}[cookie]
+        headers["cookie"] = f"{SESSIONS.cookie}=" + {"good": SID, "bad": "nope" + junk, "empty": ""}[cookie]
     if csrf_header is not None:
         headers["x-csrf-token"] = str(values[csrf_header])
     data: dict[str, Any] = {"junk": body}
@@ -84,6 +85,6 @@ def test_only_a_complete_request_reaches_the_app(method: str, host: str, origin:
 
 
 def test_a_body_too_large_is_refused_before_the_app() -> None:
-    answer = CLIENT.post("/tools", headers={"cookie": f"{COOKIE}={SID}", "origin": ORIGIN, "x-csrf-token": str(CSRF)},
-                         content=b"x" * 2_000_001)
+    headers = {"cookie": f"{SESSIONS.cookie}={SID}", "origin": ORIGIN, "x-csrf-token": str(CSRF)}
+    answer = CLIENT.post("/tools", headers=headers, content=b"x" * 2_000_001)
     assert answer.status_code == 413

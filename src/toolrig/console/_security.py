@@ -23,6 +23,8 @@ from urllib.parse import parse_qs
 __all__ = ["COOKIE", "CSP", "ConsoleGuard", "Sessions"]
 
 COOKIE = "toolrig_console"
+"""The session cookie's name starts so; each run adds a suffix of its own (:attr:`Sessions.cookie`): cookies are not
+kept apart by port, and two consoles on one host must not sign each other out."""
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 MAX_FORM_BYTES = 2_000_000
@@ -51,6 +53,7 @@ class Sessions:
     """The per-run token and the sessions it was exchanged for (in memory: a restart logs everyone out)."""
 
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    cookie: str = field(default_factory=lambda: f"{COOKIE}_{secrets.token_hex(4)}")
     _csrf: dict[str, str] = field(default_factory=dict)
 
     def token_matches(self, given: str) -> bool:
@@ -77,11 +80,11 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _cookie(scope: Scope) -> str | None:
+def _cookie(scope: Scope, name: str) -> str | None:
     raw = _header(scope, b"cookie") or ""
     for part in raw.split(";"):
         key, _, value = part.strip().partition("=")
-        if key == COOKIE:
+        if key == name:
             return value
     return None
 
@@ -123,7 +126,7 @@ class ConsoleGuard:
         if scope["path"] == "/login":
             await self._login(scope, send)
             return
-        sid = _cookie(scope)
+        sid = _cookie(scope, self.sessions.cookie)
         csrf = self.sessions.csrf(sid)
         if csrf is None:
             await _plain(send, 401, "not signed in: open the full URL toolrig console printed when it started")
@@ -147,7 +150,7 @@ class ConsoleGuard:
             await _plain(send, 403, "wrong or missing token: open the full URL toolrig console printed")
             return
         sid = self.sessions.open()
-        cookie = f"{COOKIE}={sid}; HttpOnly; SameSite=Strict; Path=/".encode()
+        cookie = f"{self.sessions.cookie}={sid}; HttpOnly; SameSite=Strict; Path=/".encode()
         await send({"type": "http.response.start", "status": 303, "headers": [
             (b"location", b"/tools"), (b"set-cookie", cookie), (b"content-length", b"0"), *_HEADERS]})
         await send({"type": "http.response.body", "body": b""})
