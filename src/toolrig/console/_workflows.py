@@ -9,6 +9,7 @@ or resumed here run in the console's task group, on the same runtime and approva
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +123,7 @@ class WorkflowViews:
             form.loose = [problem]
         if form.errors or form.loose:
             return self.pages.html(request, "workflow_form.html", status=_invalid(request), flow=flow, form=form)
-        run_id = _new_id()
+        run_id = secrets.token_hex(8)
         journal = self._journal_of(flow)
         started = anyio.Event()
 
@@ -188,11 +189,6 @@ class WorkflowViews:
         self.spawn(go)
         return Response(status_code=204, headers={"HX-Redirect": f"/workflows/runs/{run_id}"})
 
-
-def _new_id() -> str:
-    import secrets
-
-    return secrets.token_hex(8)
 
 
 def _invalid(request: Request) -> int:
