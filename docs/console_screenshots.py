@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -64,7 +63,7 @@ def _lines(proc: subprocess.Popen[str], seen: list[str], ready: threading.Event)
     assert proc.stderr is not None
     for line in proc.stderr:
         seen.append(line)
-        if any("toolrig console:" in x for x in seen) and any('"event": "ready"' in x for x in seen):
+        if any('"event": "console"' in x for x in seen) and any('"event": "ready"' in x for x in seen):
             ready.set()
     ready.set()
 
@@ -84,7 +83,7 @@ def main() -> None:
         try:
             if not ready.wait(90):
                 raise SystemExit("toolrig serve --console did not start:\n" + "".join(seen))
-            url = next(m.group(1) for x in seen if (m := re.search(r"toolrig console: (\S+)", x)))
+            url = next(json.loads(x)["url"] for x in seen if '"event": "console"' in x)
             mcp = next(json.loads(x)["where"] for x in seen if '"event": "ready"' in x)
             _shoot(url, mcp)
         finally:

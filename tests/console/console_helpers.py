@@ -21,7 +21,7 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-URL_LINE = re.compile(r"toolrig console: (http://\S+)")
+URL_LINE = re.compile(r'(?:toolrig console: |"event": "console", "url": ")(http://[^\s"]+)')
 READY_TIMEOUT = 90.0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,12 +29,16 @@ def console_listen_or_fail(host: str, port: int, token_file: Path | None) -> Any
         fail(str(exc))
 
 
-def console_banner(open_browser: bool) -> Any:
-    """Prints the console's URL (with its token) on stderr once it listens; opens a browser with ``--open``."""
+def console_banner(open_browser: bool, as_json: bool = False) -> Any:
+    """Prints the console's URL (with its token) on stderr once it listens (a JSON line ``{"event": "console",
+    "url": ...}`` with ``as_json``); opens a browser with ``--open``."""
 
     def ready(url: str) -> None:
-        print(f"toolrig console: {url}\n  (open this URL; the token in it is this run's password)", file=sys.stderr,
-              flush=True)
+        if as_json:
+            print(json.dumps({"event": "console", "url": url}), file=sys.stderr, flush=True)
+        else:
+            print(f"toolrig console: {url}\n  (open this URL; the token in it is this run's password)",
+                  file=sys.stderr, flush=True)
         if open_browser:
             import webbrowser
 
@@ -42,19 +47,19 @@ def console_banner(open_browser: bool) -> Any:
     return ready
 
 
-async def run_console_beside(gateway: Any, listen: Any, open_browser: bool) -> None:
+async def run_console_beside(gateway: Any, listen: Any, open_browser: bool, as_json: bool = False) -> None:
     """The console of ``gateway`` until cancelled (its runtime, queue, audit log and workflows)."""
     from toolrig.console import ConsoleBackend, serve_console
 
-    await serve_console(ConsoleBackend.of(gateway), listen, on_ready=console_banner(open_browser))
+    await serve_console(ConsoleBackend.of(gateway), listen, on_ready=console_banner(open_browser, as_json))
 
 
-async def serve_with_console(gateway: Any, listen: Any, open_browser: bool, **serving: Any) -> int | None:
+async def serve_with_console(gateway: Any, listen: Any, as_json: bool, **serving: Any) -> int | None:
     """``gateway.serve(**serving)`` (stopping on SIGINT / SIGTERM, which drain it) with its console beside it."""
     import anyio
 
     async with anyio.create_task_group() as group:
-        group.start_soon(run_console_beside, gateway, listen, open_browser)
+        group.start_soon(run_console_beside, gateway, listen, False, as_json)
         stopped: int | None = await gateway.serve(**serving, stop_signals=True)
         group.cancel_scope.cancel()
     return stopped

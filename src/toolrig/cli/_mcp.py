@@ -102,7 +102,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
 
     _file_limits_are_errors()
     try:
-        stopped_by = _run_serving(gateway, transport, listen, ready, console_at)
+        stopped_by = _run_serving(gateway, transport, listen, ready, console_at, as_json)
     except KeyboardInterrupt:  # Ctrl-C before serving began: a normal way to stop, without a traceback
         stopped_by = signal.SIGINT
     except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
@@ -121,7 +121,8 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     raise typer.Exit(128 + int(stopped_by))
 
 
-def _run_serving(gateway: Any, transport: str, listen: Any, ready: Any, console_at: Any) -> int | None:
+def _run_serving(gateway: Any, transport: str, listen: Any, ready: Any, console_at: Any,  # noqa: PLR0917
+                 as_json: bool) -> int | None:
     """Serve until stopped (with the console beside it when ``console_at`` says where)."""
     if console_at is None:
         stopped: int | None = gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
@@ -130,7 +131,7 @@ def _run_serving(gateway: Any, transport: str, listen: Any, ready: Any, console_
     from toolrig.mcp.server import run_blocking
 
     return run_blocking(lambda: serve_with_console(  # type: ignore[no-any-return]
-        gateway, console_at, False, transport=transport, host=listen.host, port=listen.port, on_ready=ready))
+        gateway, console_at, as_json, transport=transport, host=listen.host, port=listen.port, on_ready=ready))
 
 
 def _file_limits_are_errors() -> None:
