@@ -60,7 +60,8 @@ class ToolViews:
                   "permission": sorted({t.spec.permission.value for t in every}),
                   "source": sorted({sources.get(t.name, "local") for t in every}),
                   "version": sorted({t.spec.version for t in every})}
-        template = "tools_rows.html" if request.headers.get("hx-request") else "tools.html"
+        fragment = request.headers.get("hx-request") and not request.headers.get("hx-history-restore-request")
+        template = "tools_rows.html" if fragment else "tools.html"
         return self.pages.html(request, template, section="Tools", rows=rows, query=query, chosen=chosen,
                                facets=facets, blocked=self.backend.blocked(), total=len(every))
 

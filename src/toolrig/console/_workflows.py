@@ -153,7 +153,8 @@ class WorkflowViews:
         view = await self._view(request.path_params["id"])
         if view is None:
             return self.pages.html(request, "missing.html", status=404, section="Workflows", what="workflow run")
-        template = "run_view.html" if request.headers.get("hx-request") else "run.html"
+        fragment = request.headers.get("hx-request") and not request.headers.get("hx-history-restore-request")
+        template = "run_view.html" if fragment else "run.html"
         return self.pages.html(request, template, section="Workflows", **view)
 
     async def events(self, request: Request) -> Response:
