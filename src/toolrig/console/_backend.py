@@ -32,6 +32,7 @@ class ConsoleBackend:
         workflows: the workflows it draws, runs and resumes (their runs journaled where each says).
         sources: where a tool comes from, by name (``built-in``, ``local`` or an MCP server's name).
         blocked: what the gateway's review refused (scan findings, changed pins), as plain dicts.
+        pins: the pinned upstream definitions (server, tool, hash, when, by; pending ones with ``pending``).
         user: who the console acts as (kept in the audit log and the approval queue).
     """
 
@@ -41,6 +42,7 @@ class ConsoleBackend:
     workflows: Sequence[WorkflowTool] = ()
     sources: Callable[[], Mapping[str, str]] = dict
     blocked: Callable[[], list[dict[str, Any]]] = list
+    pins: Callable[[], list[dict[str, Any]]] = list
     user: str = field(default_factory=lambda: os.environ.get("USER") or "console")
 
     def context(self) -> CallContext:
@@ -79,6 +81,10 @@ class ConsoleBackend:
                     out[tool.name] = server.name
             return out
 
+        def pins() -> list[dict[str, Any]]:
+            found = [*gateway.pins.pins(), *gateway.pins.pending()]
+            return [{k: v for k, v in p.to_dict().items() if k != "definition"} for p in found]
+
         return cls(runtime=runtime, approvals=queue if isinstance(queue, ApprovalQueue) else None, audit=log,
-                   workflows=tuple(gateway.workflows), sources=sources,
+                   workflows=tuple(gateway.workflows), sources=sources, pins=pins,
                    blocked=lambda: [b.to_dict() for b in toolset.blocked()])

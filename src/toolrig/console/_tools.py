@@ -75,8 +75,9 @@ class ToolViews:
             except Exception as exc:  # an exporter refusing the definition is what the report shows
                 reports.append({"provider": provider, "changes": [], "unsupported": [f"{type(exc).__name__}: {exc}"]})
         blocked = [b for b in self.backend.blocked() if b.get("tool") == tool.name]
+        pins = [p for p in self.backend.pins() if p.get("tool") == tool.name and p.get("kind", "tool") == "tool"]
         return {"tool": tool, "spec": spec, "source": self.backend.sources().get(tool.name, "local"),
-                "reports": reports, "findings": blocked,
+                "reports": reports, "findings": blocked, "pins": pins,
                 "annotations": {k: v for k, v in (spec.annotations.__dict__ if spec.annotations else {}).items()
                                 if v is not None}}
 
