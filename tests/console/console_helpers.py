@@ -108,11 +108,11 @@ class Running:
 
 
 @contextmanager
-def running(argv: Sequence[str], folder: Path) -> Iterator[Running]:
+def running(argv: Sequence[str], folder: Path, env: dict[str, str] | None = None) -> Iterator[Running]:
     """``toolrig ARGV`` in ``folder`` until the block ends (stopped by its PID); waits for the console's URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "toolrig", *argv], cwd=folder, env=env_for(folder),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "toolrig", *argv], cwd=folder,
+                            env={**env_for(folder), **(env or {})}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     run = Running(proc)
     reader = threading.Thread(target=run._read, daemon=True)
     reader.start()

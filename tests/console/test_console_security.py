@@ -19,6 +19,7 @@ from console_helpers import running, write_config
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from toolrig import CallContext, ToolCall
+from toolrig.mcp import open_pins
 from toolrig.policy import ApprovalQueue
 
 
@@ -168,3 +169,18 @@ def test_another_host_needs_a_token_file(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "toolrig", "console", "--host", "0.0.0.0", "--token-file",
                            str(short)], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "at least 16" in done.stderr
+
+
+def test_an_upstream_servers_tools_are_filtered_by_source_and_show_their_pin(tmp_path: Path) -> None:
+    peer = Path(__file__).resolve().parents[1] / "mcp" / "peer_server.py"
+    config = write_config(tmp_path, extra=f"[mcpServers.peer]\ncommand = {json.dumps(sys.executable)}\n"
+                                          f"args = [{json.dumps(str(peer))}, \"stdio\"]\n")
+    open_pins(tmp_path / "mcp.db").approve_launch([sys.executable, str(peer), "stdio"], None, {})
+    with running(["console", "--config", str(config)], tmp_path, {"TOOLRIG_MCP_STATE": str(tmp_path / "mcp.db")}) \
+            as run, httpx.Client(base_url=run.base, timeout=60) as http:
+        http.get(run.url)
+        names = re.findall(r'href="/tools/([^"]+)"', http.get("/tools", params={"source": "peer"}).text)
+        assert names and all(n.startswith("peer__") for n in names)
+        assert "ship" in re.findall(r'href="/tools/([^"]+)"', http.get("/tools", params={"source": "local"}).text)
+        page = http.get(f"/tools/{names[0]}").text
+        assert re.search(r"<dt>pin</dt><dd>pinned [0-9a-f]{16} \(peer, ", page), page
