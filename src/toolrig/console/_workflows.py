@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["WorkflowViews"]
 
 POLL = 0.25
+FINAL = ("ok", "error", "denied")
 
 
 def _status(record: Any) -> str:
@@ -50,6 +51,18 @@ class WorkflowViews:
         self.backend = backend
         self.pages = pages
         self.spawn = spawn
+        self.active: set[str] = set()
+        """Runs this console is running now (never offered for resuming)."""
+
+    def _spawn_run(self, run_id: str, run: Callable[[], Any]) -> None:
+        async def tracked() -> None:
+            self.active.add(run_id)
+            try:
+                await run()
+            finally:
+                self.active.discard(run_id)
+
+        self.spawn(tracked)
 
     def _journal_of(self, flow: WorkflowTool) -> Any:
         return flow.journal if flow.journal is not None else default_journal()
@@ -132,7 +145,7 @@ class WorkflowViews:
                                journal=journal, approvals=self.backend.approvals, run_id=run_id,
                                watch=lambda *_: started.set())
 
-        self.spawn(go)
+        self._spawn_run(run_id, go)
         with anyio.move_on_after(5):  # the run is journaled before its first step starts
             await started.wait()
         return Response(status_code=204, headers={"HX-Redirect": f"/workflows/runs/{run_id}"})
@@ -146,7 +159,7 @@ class WorkflowViews:
         statuses = {key: _status(step) for key, step in steps.items()}
         return {"record": record, "steps": steps, "statuses": statuses,
                 "graph": render_graph(flow.steps, statuses, name=record.workflow),
-                "resumable": record.status not in ("ok", "error", "denied", "running")}
+                "resumable": record.status not in FINAL and run_id not in self.active}
 
     async def run(self, request: Request) -> Response:
         """``GET /workflows/runs/{id}``: the run's graph lit by step status, each step's arguments and output."""
@@ -187,7 +200,9 @@ class WorkflowViews:
             await resume_workflow(self.backend.runtime, run_id, workflow=None if flow is None else flow.flow,
                                   journal=target, approvals=self.backend.approvals)
 
-        self.spawn(go)
+        if run_id in self.active:
+            return Response(status_code=204, headers={"HX-Redirect": f"/workflows/runs/{run_id}"})
+        self._spawn_run(run_id, go)
         return Response(status_code=204, headers={"HX-Redirect": f"/workflows/runs/{run_id}"})
 
 
