@@ -115,9 +115,11 @@ class ConsoleGuard:
         self.origins = {o.lower() for o in origins}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            if scope["type"] == "lifespan":
-                await self.app(scope, receive, send)
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # the console speaks no websocket
+            await send({"type": "websocket.close", "code": 1008})
             return
         host = (_header(scope, b"host") or "").lower()
         if host not in self.hosts:
