@@ -26,7 +26,8 @@ class AuditLog:
     def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
               since: Since | None = None, limit: int | None = 100, agent: str | None = None,
               session: str | None = None, call_id: str | None = None,
-              status: str | None = None, run_id: str | None = None) -> list[AuditRecord]:
+              status: str | None = None, run_id: str | None = None, until: Since | None = None,
+              text: str | None = None, offset: int = 0, summary: bool = False) -> list[AuditRecord]:
         """Rows matching every given filter, newest first.
 
         Args:
@@ -40,6 +41,12 @@ class AuditLog:
             call_id: the tool call id.
             status: ``"started"`` or ``"completed"``.
             run_id: the workflow run (:mod:`toolrig.workflows`) the calls were steps of.
+            until: only calls before this time (as ``since``).
+            text: only rows holding this text (a substring, case-insensitive for ASCII letters) in their tool,
+                arguments, error, user, agent, session, call id, kind or run id.
+            offset: skip this many rows first (paging, with ``limit``).
+            summary: read only the id, call id, time, tool, status, ok, kind and duration of each row (the rest
+                left empty): enough for counts, error rates and latencies, many times faster on large logs.
 
         Raises:
             FileNotFoundError: there is no audit database at ``path``.
@@ -49,7 +56,8 @@ class AuditLog:
         conn = connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             return query_records(conn, tool=tool, user=user, kind=kind, since=since, limit=limit, agent=agent,
-                                 session=session, call_id=call_id, status=status, run_id=run_id)
+                                 session=session, call_id=call_id, status=status, run_id=run_id, until=until,
+                                 text=text, offset=offset, summary=summary)
         finally:
             conn.close()
 

@@ -28,6 +28,10 @@ SCHEMA_VERSION = 2
 _COLUMNS = ("id", "call_id", "time", "user", "agent", "session", "tool", "version", "arguments", "decision",
             "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta", "run_id", "step_id")
 _ADDED = (("run_id", "TEXT"), ("step_id", "TEXT"))
+_SEARCHED = ("tool", "arguments", "error", "user", "agent", "session", "call_id", "kind", "run_id")
+"""The columns a full-text ``text`` filter looks in (a case-insensitive substring, for ASCII letters)."""
+_SUMMARY = "id, call_id, time, tool, status, ok, kind, duration_ms"
+"""The columns a ``summary`` query reads (enough for counts, error rates and latencies)."""
 """Columns added since version 1 (a log written by an older toolrig gains them when opened; old rows keep NULL)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -99,7 +103,8 @@ def _since_epoch(since: Since) -> float:
 def query_records(conn: sqlite3.Connection, *, tool: str | None = None, user: str | None = None,
                   kind: str | None = None, since: Since | None = None, limit: int | None = 100,
                   agent: str | None = None, session: str | None = None, call_id: str | None = None,
-                  status: str | None = None, run_id: str | None = None) -> list[AuditRecord]:
+                  status: str | None = None, run_id: str | None = None, until: Since | None = None,
+                  text: str | None = None, offset: int = 0, summary: bool = False) -> list[AuditRecord]:
     """Rows matching every given filter, newest first (see :meth:`AuditLog.query`)."""
     where: list[str] = []
     params: list[Any] = []
@@ -111,12 +116,26 @@ def query_records(conn: sqlite3.Connection, *, tool: str | None = None, user: st
     if since is not None:
         where.append("time >= ?")
         params.append(_since_epoch(since))
+    if until is not None:
+        where.append("time < ?")
+        params.append(_since_epoch(until))
+    if text:
+        present = {row[1] for row in conn.execute("PRAGMA table_info(audit)")}
+        searched = [c for c in _SEARCHED if c in present]
+        where.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in searched) + ")")
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        params.extend([pattern] * len(searched))
     if run_id is not None and "run_id" not in {row[1] for row in conn.execute("PRAGMA table_info(audit)")}:
         return []  # a log no newer toolrig has written to: it holds no workflow steps
-    sql = "SELECT * FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY time DESC, seq DESC"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(max(0, int(limit)))
+    sql = (f"SELECT {_SUMMARY if summary else '*'} FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "")
+           + " ORDER BY time DESC, seq DESC")
+    if limit is not None or offset:
+        sql += " LIMIT ? OFFSET ?"
+        params.extend([-1 if limit is None else max(0, int(limit)), max(0, int(offset))])
+    if summary:
+        conn.row_factory = None
+        return [AuditRecord(id=r[0], call_id=r[1], time=r[2], tool=r[3], status=r[4], ok=None if r[5] is None
+                            else bool(r[5]), kind=r[6], duration_ms=r[7]) for r in conn.execute(sql, params)]
     conn.row_factory = sqlite3.Row
     return [_record(r) for r in conn.execute(sql, params)]
 

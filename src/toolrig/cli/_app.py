@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "toolrig.cli._pins",
     "toolrig.cli._workflow",
     "toolrig.cli._package",
+    "toolrig.cli._console",
 )
 """Modules that add commands; each defines ``register(app: typer.Typer) -> None``."""
 
@@ -33,7 +34,8 @@ calculator and current_time over stdio; --http HOST:PORT serves streamable HTTP;
 toolrig.toml adds upstream MCP servers, your own Python tools and a policy.
 
 The other commands inspect, check, search and call tools (list, describe, check, call, search),
-use MCP servers (mcp, scan, pins), manage policy and approvals, and read the audit log (audit).
+use MCP servers (mcp, scan, pins), manage policy and approvals, and read the audit log (audit);
+console opens all of it in a browser.
 
 SOURCE is a Python file, a directory of Python files, an importable module name, or
 module:attribute."""

@@ -16,7 +16,8 @@ from toolrig._define import BaseTool
 from toolrig._shown import shown_name
 from toolrig._spec import parse_version
 
-__all__ = ["fail", "find_tool", "first_line", "load_tools", "print_json", "stderr", "stdout", "unknown_tool_message"]
+__all__ = ["ask_launch", "fail", "find_tool", "first_line", "load_tools", "print_json", "stderr", "stdout",
+           "unknown_tool_message"]
 
 
 PIPE_WIDTH = 120
@@ -109,3 +110,17 @@ def print_json(data: Any) -> None:
         console.print_json(text)
     else:
         typer.echo(text)
+
+
+def ask_launch(yes: bool) -> Any:
+    """Asks at the terminal before a stdio server is started (the exact command, and whether it is sandboxed,
+    shown); never without one."""
+    def ask(name: str, target: Any) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            return False
+        shown = target.describe_launch().replace("\n", "\n  ")
+        return typer.confirm(f"Start MCP server {name!r}?\n  {shown}\n", default=False, err=True)
+
+    return ask

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
+from toolrig.cli._common import ask_launch as _ask_launch
 from toolrig.cli._common import fail, print_json, stdout
 
 __all__ = ["register"]
@@ -24,20 +25,6 @@ mcp_app = typer.Typer(name="mcp", help="Use MCP servers: list their tools, call 
                       no_args_is_help=True)
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", metavar="FILE", help="The gateway config (TOML).")]
-
-
-def _ask_launch(yes: bool) -> Any:
-    """Asks at the terminal before a stdio server is started (the exact command, and whether it is sandboxed,
-    shown); never without one."""
-    def ask(name: str, target: Any) -> bool:
-        if yes:
-            return True
-        if not sys.stdin.isatty():
-            return False
-        shown = target.describe_launch().replace("\n", "\n  ")
-        return typer.confirm(f"Start MCP server {name!r}?\n  {shown}\n", default=False, err=True)
-
-    return ask
 
 
 ROOT_HELP = ("The folder the built-in file tools work in. Default: [builtins] root of the config, else the folder "
@@ -64,6 +51,10 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     openapi: Annotated[bool, typer.Option(
         "--openapi", help="Also serve the tools over plain HTTP (POST /tools/NAME, GET /openapi.json) for clients "
         "that do not speak MCP: same pipeline, same auth. Needs --http.")] = False,
+    console: Annotated[bool, typer.Option(
+        "--console", help="Also serve the web console (127.0.0.1, its own port; prints its URL).")] = False,
+    console_port: Annotated[int, typer.Option("--console-port", metavar="PORT", min=0, max=65535,
+                                              help="The console's port (default: a free one).")] = 0,
 ) -> None:
     """Serve tools to MCP clients (desktop apps, agents, the inspector) as one MCP server.
 
@@ -73,10 +64,13 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     through the pipeline (policy, approval, limits, fencing, audit). On start it prints the root, where it
     listens, and the entry to paste into a desktop client.
 
+    --console also serves the web console on 127.0.0.1 (approve calls, run tools, watch workflows, read the
+    audit log in a browser), on the same runtime, approval queue and audit log; its URL is printed.
+
     SIGTERM or Ctrl-C drain it: new calls are refused, calls in flight get the grace period to finish (the
     rest end with an error their clients receive), the audit log is flushed; then it exits with 143 / 130.
     """
-    from toolrig.cli._serving import check_listen, listen_error, listen_from, rebuild_options, with_options
+    from toolrig.cli._serving import listen_error, listen_from, rebuild_options, with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
 
     if http and stdio:
@@ -93,10 +87,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     serve = settings.serve
     transport = "http" if http or (not stdio and serve.get("transport") == "http") else "stdio"
     listen = listen_from(http, serve, config)
-    if transport == "http":
-        check_listen(listen)
-    elif settings.serve.get("openapi"):
-        fail("--openapi serves plain HTTP: give --http HOST:PORT too (or [serve] transport = \"http\")")
+    console_at = _checked_listen(transport, listen, settings, console, console_port)
     _logging(as_json)
     try:
         gateway = Gateway(settings, ask_launch=_ask_launch(yes), errlog=sys.stderr)
@@ -110,7 +101,7 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
 
     _file_limits_are_errors()
     try:
-        stopped_by = gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+        stopped_by = _run_serving(gateway, transport, listen, ready, console_at, as_json)
     except KeyboardInterrupt:  # Ctrl-C before serving began: a normal way to stop, without a traceback
         stopped_by = signal.SIGINT
     except MCPConfigError as exc:  # e.g. agent policy layers served over stdio, where nobody has a credential
@@ -127,6 +118,34 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         sys.stderr.flush()
         os._exit(128 + int(stopped_by))
     raise typer.Exit(128 + int(stopped_by))
+
+
+def _checked_listen(transport: str, listen: Any, settings: Any, console: bool, console_port: int) -> Any:
+    """Check the addresses before anything starts; where the console listens (None: no console)."""
+    from toolrig.cli._serving import check_listen
+
+    if transport == "http":
+        check_listen(listen)
+    elif settings.serve.get("openapi"):
+        fail("--openapi serves plain HTTP: give --http HOST:PORT too (or [serve] transport = \"http\")")
+    if not console:
+        return None
+    from toolrig.cli._console import console_listen_or_fail
+
+    return console_listen_or_fail("127.0.0.1", console_port, None)
+
+
+def _run_serving(gateway: Any, transport: str, listen: Any, ready: Any, console_at: Any,  # noqa: PLR0917
+                 as_json: bool) -> int | None:
+    """Serve until stopped (with the console beside it when ``console_at`` says where)."""
+    if console_at is None:
+        stopped: int | None = gateway.run(transport=transport, host=listen.host, port=listen.port, on_ready=ready)
+        return stopped
+    from toolrig.cli._console import serve_with_console
+    from toolrig.mcp.server import run_blocking
+
+    return run_blocking(lambda: serve_with_console(  # type: ignore[no-any-return]
+        gateway, console_at, as_json, transport=transport, host=listen.host, port=listen.port, on_ready=ready))
 
 
 def _file_limits_are_errors() -> None:

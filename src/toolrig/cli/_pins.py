@@ -42,7 +42,7 @@ async def _scan_server(server: Any, *, local_names: bool) -> list[Scanned]:
 
 async def _scan_config(path: Path, yes: bool) -> list[Scanned]:
     """Scan the servers of a gateway config (.toml) or an mcpServers file (.json)."""
-    from toolrig.cli._mcp import _ask_launch
+    from toolrig.cli._common import ask_launch as _ask_launch
     from toolrig.mcp import Gateway, config_from_mapping, load_gateway_config, read_servers
 
     if path.suffix == ".json":

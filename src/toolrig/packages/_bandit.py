@@ -38,7 +38,7 @@ def _run(python: Mapping[str, bytes]) -> list[Finding]:
     import tempfile
     from pathlib import Path
 
-    from bandit.core import config, manager  # type: ignore[import-not-found,unused-ignore]
+    from bandit.core import config, manager  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     out: list[Finding] = []
     with tempfile.TemporaryDirectory(prefix="toolrig-bandit-") as tmp:
