@@ -13,6 +13,7 @@ from typing import Any
 from cachetools import TLRUCache
 from limits.aio.storage import MemoryStorage
 
+from toolrig.state._admission import AdmissionAnswer, AdmissionStep, admit_each
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -98,6 +99,10 @@ class MemoryState:
     # -- rate limits -------------------------------------------------------------------------------
     async def acquire_limits(self, requests: Sequence[LimitRequest]) -> LimitVerdict:
         return await self._limiter.acquire(requests)
+
+    async def admit(self, steps: Sequence[AdmissionStep]) -> list[AdmissionAnswer | None]:
+        """Run one call's checks in order, in this process, stopping after the first that refuses."""
+        return await admit_each(self, steps)
 
     # -- key-value stores ----------------------------------------------------------------------------
     def kv(self, namespace: str, *, max_entries: int) -> KeyValueStore:
