@@ -85,6 +85,9 @@ class MemoryState:
         max_windows: LRU bound on the loop-guard counters kept.
     """
 
+    batches = False
+    """In process, one call's checks cost nothing to send: the stages ask one by one (:meth:`admit` still works)."""
+
     def __init__(self, *, max_windows: int = 10_000) -> None:
         self._limiter = WindowLimiter(MemoryStorage())
         self._stores: dict[str, MemoryKeyValueStore] = {}

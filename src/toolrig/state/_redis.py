@@ -85,6 +85,9 @@ class RedisState:
             (not closed by :meth:`aclose`).
     """
 
+    batches = True
+    """One call's checks go to Redis as one request (:meth:`admit`)."""
+
     def __init__(self, url: str, *, prefix: str = "toolrig", socket_timeout: float = 2.0,
                  client: Redis | None = None) -> None:
         try:

@@ -151,8 +151,9 @@ class BreakerStage(StatefulStage):
             return await call_next(inv)
         backend = self._access.backend(inv.services)
         clock = inv.services.clock
-        step = self.admission_step(inv)
-        found, answer, admission = (False, None, None) if step is None else await self._ask(inv, step)
+        found, answer, admission = False, None, None
+        if getattr(backend, "batches", False) and (step := self.admission_step(inv)) is not None:
+            found, answer, admission = await self._ask(inv, step)
         try:
             if isinstance(answer, StateUnavailable):
                 raise answer

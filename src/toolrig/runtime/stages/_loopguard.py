@@ -79,10 +79,13 @@ class LoopGuardStage(StatefulStage):
             return await call_next(inv)
         assert inv.tool is not None
         spec = inv.tool.spec
-        found, answer, admission = await self._ask(inv, step)
+        backend = self._access.backend(inv.services)
+        found, answer, admission = False, None, None
+        if getattr(backend, "batches", False):
+            found, answer, admission = await self._ask(inv, step)
         try:
             if not found:
-                answer = await self._access.backend(inv.services).window_hit(step.key, step.now, step.window)
+                answer = await backend.window_hit(step.key, step.now, step.window)
             if isinstance(answer, StateUnavailable):
                 raise answer
         except StateUnavailable as exc:

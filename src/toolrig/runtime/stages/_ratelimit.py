@@ -94,10 +94,13 @@ class RateLimitStage(StatefulStage):
         step = self.admission_step(inv)
         if step is None:
             return await call_next(inv)
-        found, answer, admission = await self._ask(inv, step)
+        backend = self._access.backend(inv.services)
+        found, answer, admission = False, None, None
+        if getattr(backend, "batches", False):
+            found, answer, admission = await self._ask(inv, step)
         try:
             if not found:
-                answer = await self._access.backend(inv.services).acquire_limits(step.requests)
+                answer = await backend.acquire_limits(step.requests)
             if isinstance(answer, StateUnavailable):
                 raise answer
         except StateUnavailable as exc:

@@ -7,7 +7,8 @@ A step that changes state (a count, a hit) is asked ahead only across other stat
 (the cache) could end the call before it. The breaker's step only looks, so it is asked ahead across anything.
 
 Which stages follow is learnt from the tool's chain (:meth:`Stage.applies` is given it). Where no chain was
-compiled per tool (a runtime with hooks), or a stage has a backend of its own, each stage asks for itself.
+compiled per tool (a runtime with hooks), or a stage has a backend of its own, each stage asks for itself; so
+does every stage on a backend that does not say ``batches = True`` (in process, a batch saves nothing).
 """
 
 from __future__ import annotations
@@ -81,12 +82,13 @@ class StatefulStage(Stage):
 
     async def _ask(self, inv: Invocation, step: AdmissionStep
                    ) -> tuple[bool, AdmissionAnswer | StateUnavailable | None, Admission | None]:
-        """``(found, answer, admission)`` for this stage's ``step``.
+        """``(found, answer, admission)`` for this stage's ``step`` (called when the backend ``batches``).
 
         ``found`` False: no batch answers it; the stage asks its backend itself. Otherwise ``answer`` is its
         answer (or the backend's failure), and ``admission``, when not None, is to be bound around the rest of
         the call (this stage asked for those after it too).
         """
+        backend = self._access.backend(inv.services)
         owner = inv.trail
         found, answer = answer_for(owner, self)
         if found:
@@ -94,7 +96,6 @@ class StatefulStage(Stage):
         followers = self._followers(inv)
         if not followers:
             return False, None, None
-        backend = self._access.backend(inv.services)
         asks: list[tuple[object, AdmissionStep]] = [(self, step)]
         for stage in followers:
             if stage._access.backend(inv.services) is not backend or answer_for(owner, stage)[0]:
