@@ -253,7 +253,8 @@ async def round_trips(redis_url: str, calls: int) -> dict[str, float]:
                     await rt.call(ToolCall(name=name, arguments={"key": key}), ctx)
                 return ((relay.round_trips - trips) / len(keys), (_scripts_run(redis_url) - scripts) / len(keys))
 
-            await rt.call(ToolCall(name="lookup", arguments={"key": "warm-up"}), ctx)
+            for warm in ("lookup", "failing"):  # connects, and loads each script once
+                await rt.call(ToolCall(name=warm, arguments={"key": "warm-up"}), ctx)
             out["ok_trips"], out["ok_scripts"] = await measure("lookup", [f"k{i}" for i in range(calls)])
             out["blocked_trips"], _ = await measure("lookup", ["same"] * 10)
             out["failing_trips"], _ = await measure("failing", [f"f{i}" for i in range(max(10, calls // 10))])
@@ -269,7 +270,7 @@ def write_config(tmp: Path, redis: str, postgres: str) -> Path:
 name = "bench-state"
 [serve]
 stateless = true
-allowed_hosts = ["127.0.0.1"]
+allowed_hosts = ["mcp.bench.internal"]
 [tools]
 modules = ["bench_state_tools.py"]
 [policy]
@@ -295,6 +296,7 @@ defaults
     http-reuse always
 frontend mcp
     bind 127.0.0.1:{port}
+    http-request set-header Host mcp.bench.internal
     default_backend replicas
 backend replicas
     balance roundrobin
@@ -308,6 +310,7 @@ async def load(url: str, seconds: float, in_flight: int) -> dict[str, float]:
 
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     ok = bad = 0
+    first_error: list[str] = []
     started = time.perf_counter()
     end = started + seconds
     limits = httpx.Limits(max_connections=in_flight, max_keepalive_connections=in_flight)
@@ -326,9 +329,13 @@ async def load(url: str, seconds: float, in_flight: int) -> dict[str, float]:
                     ok += 1
                 else:
                     bad += 1
+                    if not first_error:
+                        first_error.append(f"{response.status_code}: {text[:300]}")
 
         await asyncio.gather(*(caller(i) for i in range(in_flight)))
     elapsed = time.perf_counter() - started
+    if first_error:
+        print(f"  first failure: {first_error[0]}", flush=True)
     return {"calls_per_s": ok / elapsed, "ok": ok, "failed": bad}
 
 
@@ -395,6 +402,7 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200, help="calls for the round-trip count")
+    parser.add_argument("--trips-only", action="store_true", help="count round trips only (no replicas)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{platform.platform()}", flush=True)
@@ -403,6 +411,9 @@ def main() -> None:
         redis = stack.enter_context(redis_server(tmp))
         postgres = stack.enter_context(postgres_server(tmp))
         trips = asyncio.run(round_trips(redis, args.calls))
+        if args.trips_only:
+            print(json.dumps(trips))
+            return
         scaled = scale_out(tmp, redis, postgres, args)
     rows = [
         ("round trips / call", trips["ok_trips"] <= 1.0,
