@@ -178,6 +178,10 @@ class RoundTripRelay:
         self._ready.set()
         async with server:
             await self._stop.wait()
+        relays = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in relays:
+            task.cancel()
+        await asyncio.gather(*relays, return_exceptions=True)
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(*self._target)

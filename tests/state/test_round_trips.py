@@ -12,16 +12,19 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from toolrig import CallContext, ErrorKind, ToolCall, ToolOutcome, tool
+from toolrig import CallContext, ErrorKind, Retry, ToolCall, ToolOutcome, TransientError, tool
 from toolrig.runtime import (
     BreakerStage,
     FakeClock,
     LoopGuardStage,
     RateLimitStage,
+    RetryStage,
     Runtime,
     default_stages,
     replace_stage,
 )
+from toolrig.runtime.stages._resolve import ResolveStage
+from toolrig.runtime.stages._validate import ValidateStage
 from toolrig.state import CircuitState, RedisState, StateBackend
 
 pytestmark = pytest.mark.anyio
@@ -56,6 +59,10 @@ class RoundTripRelay:
         self._ready.set()
         async with server:
             await self._stop.wait()
+        relays = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in relays:
+            task.cancel()
+        await asyncio.gather(*relays, return_exceptions=True)
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(*self._target)
@@ -236,3 +243,25 @@ async def test_a_batch_stops_after_the_first_refusal(backend: StateBackend) -> N
     third = await admit(backend, [LimitStep((limit,)), BreakerPeek("t", BreakerConfig(), 0.0)])
     assert third[0].allowed is False and third[1] is None  # type: ignore[union-attr]
     assert 0 < third[0].retry_after <= 60  # type: ignore[union-attr]
+
+
+TRIES: list[int] = []
+
+
+@tool(rate_limit="100/minute", idempotent=True, metadata={"loop_guard": False},
+      retry=Retry(max_attempts=3, initial_delay=0.0, jitter=0.0, retry_on=(TransientError,)))
+def shaky(key: str) -> str:
+    """Fails for a while (retried)."""
+    TRIES.append(1)
+    raise TransientError("flaky dependency")
+
+
+async def test_a_stage_reached_again_in_one_call_asks_again(backend: StateBackend) -> None:
+    """A retry placed between the rate limit and the breaker: the second attempt sees the circuit the first
+    attempt's failure opened, not the look taken before the call."""
+    TRIES.clear()
+    stages = [ResolveStage(), ValidateStage(), RateLimitStage(), RetryStage(), BreakerStage(failure_threshold=1)]
+    async with Runtime([shaky], state=backend, clock=FakeClock(), stages=stages) as rt:
+        out = await run(rt, "shaky", key="a")
+    assert len(TRIES) == 1  # the second attempt was refused by the open circuit
+    assert out.error is not None and out.error.kind is ErrorKind.CIRCUIT_OPEN

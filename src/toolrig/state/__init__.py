@@ -22,6 +22,7 @@ from toolrig.state._admission import (
     admit,
     answer_for,
     bound,
+    current_admission,
     gather,
 )
 from toolrig.state._base import (
@@ -70,6 +71,7 @@ __all__ = [
     "bound",
     "canonical_arguments",
     "check_state_failure",
+    "current_admission",
     "describe_limit",
     "digest",
     "gather",

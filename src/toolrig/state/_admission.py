@@ -24,7 +24,7 @@ from toolrig.state._base import BreakerConfig, BreakerPermit, StateUnavailable
 from toolrig.state._limiting import LimitRequest, LimitVerdict
 
 __all__ = ["Admission", "AdmissionAnswer", "AdmissionStep", "BreakerPeek", "LimitStep", "WindowStep", "admit",
-           "admit_each", "answer_for", "bound", "current", "gather", "stops"]
+           "admit_each", "answer_for", "bound", "current_admission", "gather", "stops"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +128,7 @@ class Admission:
 _CURRENT: ContextVar[Admission | None] = ContextVar("toolrig_state_admission", default=None)
 
 
-def current(owner: object) -> Admission | None:
+def current_admission(owner: object) -> Admission | None:
     """The admission bound for the call ``owner``, if any."""
     found = _CURRENT.get()
     return found if found is not None and found.owner is owner else None
@@ -137,14 +137,15 @@ def current(owner: object) -> Admission | None:
 def answer_for(owner: object, asker: object) -> tuple[bool, AdmissionAnswer | StateUnavailable | None]:
     """``(found, answer)``: the answer the batch of call ``owner`` holds for ``asker`` (its error, if it failed).
 
-    ``found`` is False when no batch asked for ``asker``, or its step did not run: it then asks itself.
+    ``found`` is False when no batch asked for ``asker``, or its step did not run: it then asks itself. An answer
+    is given once (a stage reached again in the same call, by a retry placed outside it, asks afresh).
     """
-    found = current(owner)
+    found = current_admission(owner)
     if found is None or asker not in found.answers:
         return False, None
+    answer = found.answers.pop(asker)
     if found.error is not None:
         return True, found.error
-    answer = found.answers[asker]
     return (answer is not None), answer
 
 
@@ -169,7 +170,7 @@ async def gather(owner: object, backend: Any,
         the first asker's answer (or the failure), and the admission to bind for the rest of the call
         (it keeps the answers of a batch already bound for ``owner``).
     """
-    earlier = current(owner)
+    earlier = current_admission(owner)
     answers: dict[object, AdmissionAnswer | None] = dict(earlier.answers) if earlier is not None else {}
     try:
         got = await admit(backend, [step for _, step in asks])

@@ -33,6 +33,7 @@ from toolrig.state import (
     StateUnavailable,
     answer_for,
     bound,
+    current_admission,
     gather,
 )
 
@@ -97,8 +98,9 @@ class StatefulStage(Stage):
         if not followers:
             return False, None, None
         asks: list[tuple[object, AdmissionStep]] = [(self, step)]
+        earlier = current_admission(owner)
         for stage in followers:
-            if stage._access.backend(inv.services) is not backend or answer_for(owner, stage)[0]:
+            if stage._access.backend(inv.services) is not backend or (earlier and stage in earlier.answers):
                 continue
             ahead = stage.admission_step(inv)
             if ahead is not None:
