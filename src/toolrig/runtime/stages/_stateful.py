@@ -40,6 +40,7 @@ from toolrig.state import (
 __all__ = ["StatefulStage"]
 
 _Plan = tuple["weakref.ref[Services]", ToolSpec, tuple["StatefulStage", ...]]
+_PRUNE_AT = 1024
 
 
 class StatefulStage(Stage):
@@ -72,6 +73,8 @@ class StatefulStage(Stage):
                 adjacent = False
             elif adjacent or stage.peeks:
                 followers.append(stage)
+        if len(self._plans) >= _PRUNE_AT:  # a stage shared by many runtimes: forget those that are gone
+            self._plans = {k: v for k, v in self._plans.items() if v[0]() is not None}
         self._plans[(id(services), tool.spec.name)] = (weakref.ref(services), tool.spec, tuple(followers))
 
     def _followers(self, inv: Invocation) -> tuple[StatefulStage, ...]:
