@@ -8,9 +8,12 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
+import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolrig import CallContext, ErrorKind, Retry, ToolCall, ToolOutcome, TransientError, tool
 from toolrig.runtime import (
@@ -265,3 +268,32 @@ async def test_a_stage_reached_again_in_one_call_asks_again(backend: StateBacken
         out = await run(rt, "shaky", key="a")
     assert len(TRIES) == 1  # the second attempt was refused by the open circuit
     assert out.error is not None and out.error.kind is ErrorKind.CIRCUIT_OPEN
+
+
+@settings(max_examples=25)
+@given(users=st.lists(st.text(min_size=1, max_size=40), min_size=2, max_size=2, unique=True),
+       arguments=st.dictionaries(st.text(max_size=20), st.text(max_size=200) | st.integers(), max_size=4))
+def test_any_user_and_arguments_batch_safely_on_redis(redis_url: str, users: list[str],
+                                                      arguments: dict[str, Any]) -> None:
+    """Names and arguments from outside (quotes, NULs, glob and Lua-looking text) only ever reach the script as
+    data: each user's limit stays its own, and the loop count is per argument set."""
+    from limits import parse
+
+    from toolrig.state import LimitRequest, LimitStep, WindowStep, admit, canonical_arguments
+
+    async def scenario() -> None:
+        state = RedisState(redis_url, prefix=f"test-fuzz-{uuid.uuid4().hex[:12]}")
+        try:
+            key = f"loop:{canonical_arguments(arguments)}"
+            for user in users:
+                limit = LimitRequest(parse("1/minute"), ("user", quote(user, safe="")), "user")
+                first = await admit(state, [WindowStep(key, 1.0, 60.0, 0), LimitStep((limit,))])
+                again = await admit(state, [LimitStep((limit,))])
+                assert first[1].allowed and not again[0].allowed  # type: ignore[union-attr]
+            counted = await admit(state, [WindowStep(key, 2.0, 60.0, 0)])
+            assert counted == [len(users) + 1]
+        finally:
+            await state.delete_matching(state.prefix + ":")
+            await state.aclose()
+
+    anyio.run(scenario)
