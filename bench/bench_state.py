@@ -396,6 +396,7 @@ def scale_out(tmp: Path, redis: str, postgres: str, args: argparse.Namespace) ->
                 with process([haproxy, "-f", str(cfg), "-db"], lb, tmp / "haproxy.log"):
                     url = f"http://127.0.0.1:{lb}/mcp"
                     asyncio.run(load(url, 1.0, args.in_flight))  # warm-up (not counted in the audit check)
+                    time.sleep(1.0)  # its audit rows land before the count starts
                     rows_before, commits_before = audit_counts(postgres)
                     got = asyncio.run(load(url, args.seconds, args.in_flight))
                     time.sleep(1.0)  # the writers' linger and last batch
