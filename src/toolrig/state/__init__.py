@@ -12,6 +12,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolrig.state._access import StateAccess, StateFailure, StateHealth, backend_label, check_state_failure
+from toolrig.state._admission import (
+    Admission,
+    AdmissionAnswer,
+    AdmissionStep,
+    BreakerPeek,
+    LimitStep,
+    WindowStep,
+    admit,
+    answer_for,
+    bound,
+    current_admission,
+    gather,
+)
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -29,12 +42,17 @@ if TYPE_CHECKING:
     from toolrig.state._redis import RedisKeyValueStore, RedisState
 
 __all__ = [
+    "Admission",
+    "AdmissionAnswer",
+    "AdmissionStep",
     "BreakerConfig",
+    "BreakerPeek",
     "BreakerPermit",
     "BreakerResult",
     "CircuitState",
     "KeyValueStore",
     "LimitRequest",
+    "LimitStep",
     "LimitVerdict",
     "MemoryKeyValueStore",
     "MemoryState",
@@ -46,11 +64,17 @@ __all__ = [
     "StateHealth",
     "StateUnavailable",
     "WindowLimiter",
+    "WindowStep",
+    "admit",
+    "answer_for",
     "backend_label",
+    "bound",
     "canonical_arguments",
     "check_state_failure",
+    "current_admission",
     "describe_limit",
     "digest",
+    "gather",
     "make_state",
     "parse_limits",
 ]

@@ -126,7 +126,11 @@ class KeyValueStore(Protocol):
 
 @runtime_checkable
 class StateBackend(Protocol):
-    """Everything the rate-limit, cache, breaker and loop-guard stages share across calls."""
+    """Everything the rate-limit, cache, breaker and loop-guard stages share across calls.
+
+    Optional, outside the protocol (so existing backends still conform): ``batches = True`` and
+    ``admit(steps)`` to answer one call's checks in one request (see :mod:`toolrig.state._admission`).
+    """
 
     async def acquire_limits(self, requests: Sequence[LimitRequest]) -> LimitVerdict:
         """Check every limit first, then consume one hit of each; nothing is consumed when one denies."""

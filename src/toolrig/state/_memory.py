@@ -13,6 +13,7 @@ from typing import Any
 from cachetools import TLRUCache
 from limits.aio.storage import MemoryStorage
 
+from toolrig.state._admission import AdmissionAnswer, AdmissionStep, admit_each
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -84,6 +85,9 @@ class MemoryState:
         max_windows: LRU bound on the loop-guard counters kept.
     """
 
+    batches = False
+    """In process, one call's checks cost nothing to send: the stages ask one by one (:meth:`admit` still works)."""
+
     def __init__(self, *, max_windows: int = 10_000) -> None:
         self._limiter = WindowLimiter(MemoryStorage())
         self._stores: dict[str, MemoryKeyValueStore] = {}
@@ -98,6 +102,10 @@ class MemoryState:
     # -- rate limits -------------------------------------------------------------------------------
     async def acquire_limits(self, requests: Sequence[LimitRequest]) -> LimitVerdict:
         return await self._limiter.acquire(requests)
+
+    async def admit(self, steps: Sequence[AdmissionStep]) -> list[AdmissionAnswer | None]:
+        """Run one call's checks in order, in this process, stopping after the first that refuses."""
+        return await admit_each(self, steps)
 
     # -- key-value stores ----------------------------------------------------------------------------
     def kv(self, namespace: str, *, max_entries: int) -> KeyValueStore:

@@ -1,20 +1,23 @@
 """Shared state on Redis: :class:`RedisState`, for limits, breakers and cache across processes.
 
-Every key lives under ``{prefix}:``; rate limits use the ``limits`` library's Redis storage
-(moving window, atomic per limit), breakers move by Lua scripts (atomic), loop-guard windows are
-sorted sets updated in a MULTI transaction, cache values are JSON strings with an expiry.
-Redis errors surface as :class:`~toolrig.state._base.StateUnavailable`.
+Every key lives under ``{prefix}:``; rate limits keep the ``limits`` library's moving-window lists (so its
+tools read them), breakers are hashes moved by Lua scripts, loop-guard windows are sorted sets, cache values
+are JSON strings with an expiry. One call's checks (loop guard, rate limits, breaker) run as one Lua script:
+one round trip (:meth:`RedisState.admit`). Redis errors surface as
+:class:`~toolrig.state._base.StateUnavailable`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolrig.state._admission import AdmissionAnswer, AdmissionStep, BreakerPeek, LimitStep, WindowStep
 from toolrig.state._base import (
     BreakerConfig,
     BreakerPermit,
@@ -24,8 +27,8 @@ from toolrig.state._base import (
     StateUnavailable,
 )
 from toolrig.state._keys import digest
-from toolrig.state._limiting import LimitRequest, LimitVerdict, WindowLimiter
-from toolrig.state._scripts import BREAKER_ACQUIRE, BREAKER_RECORD
+from toolrig.state._limiting import ALLOWED, LimitRequest, LimitVerdict
+from toolrig.state._scripts import ADMIT, BREAKER_ACQUIRE, BREAKER_RECORD
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -82,10 +85,12 @@ class RedisState:
             (not closed by :meth:`aclose`).
     """
 
+    batches = True
+    """One call's checks go to Redis as one request (:meth:`admit`)."""
+
     def __init__(self, url: str, *, prefix: str = "toolrig", socket_timeout: float = 2.0,
                  client: Redis | None = None) -> None:
         try:
-            from limits.aio.storage import RedisStorage
             from redis.asyncio import Redis as AsyncRedis
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError("Redis state needs the redis package: pip install 'toolrig[redis]'") from exc
@@ -94,12 +99,9 @@ class RedisState:
         self._owns_client = client is None
         self.client: Redis = client if client is not None else AsyncRedis.from_url(
             url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout)
-        shared: dict[str, Any] = {"connection_pool": self.client.connection_pool}
-        storage = RedisStorage(f"async+{url}", implementation="redispy", key_prefix=f"{prefix}:limits",
-                               wrap_exceptions=True, **shared)
-        self._limiter = WindowLimiter(storage)
         self._acquire_script = self.client.register_script(BREAKER_ACQUIRE)
         self._record_script = self.client.register_script(BREAKER_RECORD)
+        self._admit_script = self.client.register_script(ADMIT)
         self._stores: dict[str, RedisKeyValueStore] = {}
         self._errors = _errors()
 
@@ -120,8 +122,43 @@ class RedisState:
 
     # -- rate limits -------------------------------------------------------------------------------
     async def acquire_limits(self, requests: Sequence[LimitRequest]) -> LimitVerdict:
-        async with self._translated("rate limit"):
-            return await self._limiter.acquire(requests)
+        if not requests:
+            return ALLOWED
+        verdict = (await self._admit([LimitStep(tuple(requests))], "rate limit"))[0]
+        assert isinstance(verdict, LimitVerdict)
+        return verdict
+
+    # -- one call's checks, one round trip ---------------------------------------------------------------
+    async def admit(self, steps: Sequence[AdmissionStep]) -> list[AdmissionAnswer | None]:
+        """Run ``steps`` in one Lua script, stopping after the first that refuses (None for those not run).
+
+        Rate limits are all or nothing atomically (no competitor slips in between test and hit).
+        """
+        return await self._admit(steps, "admission")
+
+    async def _admit(self, steps: Sequence[AdmissionStep], what: str) -> list[AdmissionAnswer | None]:
+        keys: list[str] = []
+        args: list[str | int | float] = [repr(time.time())]
+        for step in steps:
+            if isinstance(step, WindowStep):
+                keys.append(self._window_key(step.key))
+                args += ["W", repr(step.now), repr(step.now - step.window), _member(step.now),
+                         math.ceil(step.window) + 1, step.stop_at]
+            elif isinstance(step, LimitStep):
+                requests = _distinct(step.requests)
+                keys += [f"{self.prefix}:limits:{r.item.key_for(*r.identifiers)}" for r in requests]
+                args += ["L", len(requests)]
+                for r in requests:
+                    args += [r.item.amount, r.item.get_expiry()]
+            else:
+                keys.append(self._breaker_key(step.key))
+                args += ["B", repr(step.now), repr(step.config.recovery_time), repr(step.config.lease)]
+        async with self._translated(what):
+            raw = await self._admit_script(keys=keys, args=args)
+        answers: list[AdmissionAnswer | None] = [None] * len(steps)
+        for i, (step, got) in enumerate(zip(steps, raw, strict=False)):
+            answers[i] = _decode(step, got)
+        return answers
 
     # -- key-value stores ----------------------------------------------------------------------------
     def kv(self, namespace: str, *, max_entries: int) -> KeyValueStore:
@@ -186,9 +223,12 @@ class RedisState:
         await self.run(lambda r: r.delete(self._breaker_key(key)))
 
     # -- loop-guard windows ---------------------------------------------------------------------------
+    def _window_key(self, key: str) -> str:
+        return f"{self.prefix}:window:{digest(key)}"  # call arguments never appear in key names
+
     async def window_hit(self, key: str, now: float, window: float) -> int:
-        full_key = f"{self.prefix}:window:{digest(key)}"  # call arguments never appear in key names
-        member = f"{now!r}:{uuid.uuid4().hex[:12]}"
+        full_key = self._window_key(key)
+        member = _member(now)
         async with self._translated("window"), self.client.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(full_key, "-inf", now - window)
             pipe.zadd(full_key, {member: now})
@@ -202,6 +242,47 @@ class RedisState:
         if self._owns_client:
             self._owns_client = False
             await self.client.aclose()
+
+
+def _member(now: float) -> str:
+    """A loop-guard window entry: unique, so two calls at the same instant count twice."""
+    return f"{now!r}:{uuid.uuid4().hex[:12]}"
+
+
+def _distinct(requests: Sequence[LimitRequest]) -> list[LimitRequest]:
+    """``requests`` without repeats of the same limit for the same identifiers (one hit each)."""
+    if len(requests) == 1:
+        return list(requests)
+    seen: set[str] = set()
+    out: list[LimitRequest] = []
+    for r in requests:
+        mark = r.item.key_for(*r.identifiers)
+        if mark not in seen:
+            seen.add(mark)
+            out.append(r)
+    return out
+
+
+def _decode(step: AdmissionStep, got: Any) -> AdmissionAnswer:
+    """One step's answer from the admission script's reply."""
+    if isinstance(step, WindowStep):
+        return int(got)
+    if isinstance(step, LimitStep):
+        if not got:
+            return ALLOWED
+        requests = _distinct(step.requests)
+        worst, wait, now = requests[0], -1.0, time.time()
+        for index, oldest in zip(got[::2], got[1::2], strict=True):
+            request = requests[int(_text(index))]
+            # limits keeps its windows in wall time (time.time()), so retry_after is measured in it too
+            seconds = max(0.0, float(_text(oldest)) + request.item.get_expiry() - now)
+            if seconds > wait:
+                worst, wait = request, seconds
+        return LimitVerdict(allowed=False, denied=worst, retry_after=math.ceil(wait * 10) / 10)
+    assert isinstance(step, BreakerPeek)
+    state, allowed, wait, failures = got
+    return BreakerPermit(allowed=int(allowed) == 1, state=CircuitState(_text(state)), retry_after=float(_text(wait)),
+                         failures=int(failures))
 
 
 def _text(value: Any) -> str:

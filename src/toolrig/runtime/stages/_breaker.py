@@ -34,12 +34,13 @@ from toolrig.errors import ArgumentsError, ModelRetry, RateLimitedError
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
+from toolrig.runtime.stages._stateful import StatefulStage
 from toolrig.state import (
     BreakerConfig,
+    BreakerPeek,
     BreakerPermit,
     BreakerResult,
     CircuitState,
-    StateAccess,
     StateBackend,
     StateUnavailable,
 )
@@ -101,7 +102,7 @@ def tuned(base: BreakerConfig, tuning: BreakerTuning) -> BreakerConfig | None:
     return dataclasses.replace(base, **changes)
 
 
-class BreakerStage(Stage):
+class BreakerStage(StatefulStage):
     """Stops calling a tool that keeps failing, and tries it again after a rest.
 
     Args:
@@ -120,14 +121,27 @@ class BreakerStage(Stage):
                                     probe_timeout=probe_timeout)
         self.overrides = {name: tuned(self.config, t) for name, t in (overrides or {}).items()}
         self._configs: dict[str, tuple[ToolSpec, BreakerConfig | None]] = {}
-        self._access = StateAccess(state, stage=self.name)
         self._probe_due: set[str] = set()
+        super().__init__(state)
 
     decides = False
+    peeks = True
 
     def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
         """Unless the breaker is turned off for the tool."""
-        return self.config_for(tool.spec) is not None
+        if self.config_for(tool.spec) is None:
+            return False
+        self._note_chain(tool, services, stages)
+        return True
+
+    def admission_step(self, inv: Invocation) -> BreakerPeek | None:
+        """A look at the tool's circuit (None: no breaker, or a trial is due by :meth:`probe_now`)."""
+        assert inv.tool is not None
+        spec = inv.tool.spec
+        config = self.config_for(spec)
+        if config is None or (self._probe_due and spec.name in self._probe_due):
+            return None
+        return BreakerPeek(spec.name, config, inv.services.clock.time())
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None
@@ -137,18 +151,27 @@ class BreakerStage(Stage):
             return await call_next(inv)
         backend = self._access.backend(inv.services)
         clock = inv.services.clock
+        found, answer, admission = False, None, None
+        if getattr(backend, "batches", False) and (step := self.admission_step(inv)) is not None:
+            found, answer, admission = await self._ask(inv, step)
         try:
-            permit = await backend.breaker_acquire(spec.name, *self._due(spec.name, config, clock.time()))
+            if isinstance(answer, StateUnavailable):
+                raise answer
+            if isinstance(answer, BreakerPermit) and answer.allowed and answer.state is not CircuitState.CLOSED:
+                found = False  # a trial is due: take its lease (a second request, once per recovery)
+            permit = answer if found else await backend.breaker_acquire(
+                spec.name, *self._due(spec.name, config, clock.time()))
         except StateUnavailable as exc:
             error = self._access.refusal(exc, inv.services, tool=spec.name)
             if error is not None:  # state_failure="closed"
                 return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
-            return await call_next(inv)
+            return await self._next(call_next, inv, admission)
         self._access.answered(inv.services)
+        assert isinstance(permit, BreakerPermit)
         if not permit.allowed:
             return refusal(inv, permit, config)
         try:
-            outcome = await call_next(inv)
+            outcome = await self._next(call_next, inv, admission)
         except BaseException:
             if permit.probe is not None:  # cancelled mid-trial: free the lease for the next caller
                 with anyio.CancelScope(shield=True):

@@ -17,14 +17,15 @@ from toolrig._spec import Trust
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
-from toolrig.state import StateAccess, StateBackend, StateUnavailable, canonical_arguments, digest
+from toolrig.runtime.stages._stateful import StatefulStage
+from toolrig.state import StateBackend, StateUnavailable, WindowStep, canonical_arguments, digest
 
 __all__ = ["LoopGuardStage"]
 
 _MAX_PLAIN_KEY = 256
 
 
-class LoopGuardStage(Stage):
+class LoopGuardStage(StatefulStage):
     """Warns about, then blocks, identical calls repeated within a window.
 
     Args:
@@ -45,38 +46,59 @@ class LoopGuardStage(Stage):
         self.block_after = block_after
         self.window = window
         self.exempt = frozenset(exempt)
-        self._access = StateAccess(state, stage=self.name)
+        super().__init__(state)
 
     decides = False
 
     def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
         """Unless the tool is exempt (by name or ``metadata={"loop_guard": False}``)."""
-        return tool.spec.name not in self.exempt and tool.spec.metadata.get("loop_guard", True) is not False
+        if tool.spec.name in self.exempt or tool.spec.metadata.get("loop_guard", True) is False:
+            return False
+        self._note_chain(tool, services, stages)
+        return True
 
-    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+    def admission_step(self, inv: Invocation) -> WindowStep | None:
+        """Count this call among its identical ones (None: exempt, or arguments without a JSON form)."""
         assert inv.tool is not None and inv.values is not None
         spec = inv.tool.spec
         if spec.name in self.exempt or spec.metadata.get("loop_guard", True) is False:
-            return await call_next(inv)
+            return None
         canonical = canonical_arguments(inv.values)
         if canonical is None:
-            return await call_next(inv)
+            return None
         ctx = inv.context
         session, user, run = ctx.session or "", ctx.user or "", ctx.run_id or ""  # a workflow run counts its own
         key = f"loop:{len(session)}:{session}{len(user)}:{user}{len(run)}:{run}{spec.name}\x00{canonical}"
         if len(key) > _MAX_PLAIN_KEY:  # keep long arguments out of memory: their digest is as good
             key = "loop#" + digest(key)
+        return WindowStep(key, inv.services.clock.time(), self.window, self.block_after)
+
+    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        step = self.admission_step(inv)
+        if step is None:
+            return await call_next(inv)
+        assert inv.tool is not None
+        spec = inv.tool.spec
+        backend = self._access.backend(inv.services)
+        found, answer, admission = False, None, None
+        if getattr(backend, "batches", False):
+            found, answer, admission = await self._ask(inv, step)
         try:
-            count = await self._access.backend(inv.services).window_hit(key, inv.services.clock.time(), self.window)
+            if not found:
+                answer = await backend.window_hit(step.key, step.now, step.window)
+            if isinstance(answer, StateUnavailable):
+                raise answer
         except StateUnavailable as exc:
             error = self._access.refusal(exc, inv.services, tool=spec.name)
             if error is not None:  # state_failure="closed"
                 return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
-            return await call_next(inv)
+            return await self._next(call_next, inv, admission)
         self._access.answered(inv.services)
+        assert isinstance(answer, int)
+        count = answer
         if count >= self.block_after:
             return self._blocked(inv, count)
-        outcome = await call_next(inv)
+        outcome = await self._next(call_next, inv, admission)
         if count < self.warn_after:
             return outcome
         note = (f"[note: this is call {count} to {inv.name} with these same arguments within "

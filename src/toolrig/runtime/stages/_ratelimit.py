@@ -25,10 +25,11 @@ from toolrig._spec import ToolSpec
 from toolrig.runtime._chain import CallNext, Stage
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
+from toolrig.runtime.stages._stateful import StatefulStage
 from toolrig.state import (
     LimitRequest,
+    LimitStep,
     LimitVerdict,
-    StateAccess,
     StateBackend,
     StateUnavailable,
     describe_limit,
@@ -41,7 +42,7 @@ QuotaSource = Mapping[str, str] | Callable[[str], str | None]
 """Per-user quotas: a mapping user -> limit string, or a callable returning one (None: no quota)."""
 
 
-class RateLimitStage(Stage):
+class RateLimitStage(StatefulStage):
     """Refuses calls over their limits with ``rate_limited`` (retryable, with ``retry_after``).
 
     Args:
@@ -66,36 +67,52 @@ class RateLimitStage(Stage):
                 parse_limits(limit)
         self._user_scoped = per_user is not None or quotas is not None
         self._tool_requests: dict[str, tuple[ToolSpec, tuple[LimitRequest, ...]]] = {}
-        self._access = StateAccess(state, stage=self.name)
+        super().__init__(state)
 
     decides = False
 
     def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
         """When the tool has a rate limit, or limits apply per user."""
-        return tool.spec.rate_limit is not None or self._user_scoped
+        if tool.spec.rate_limit is None and not self._user_scoped:
+            return False
+        self._note_chain(tool, services, stages)
+        return True
 
-    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+    def admission_step(self, inv: Invocation) -> LimitStep | None:
+        """One hit of every limit that applies to this call (None: none applies)."""
         assert inv.tool is not None
         spec = inv.tool.spec
         user = inv.context.user
         if spec.rate_limit is None and (user is None or not self._user_scoped):
-            return await call_next(inv)
+            return None
         requests = self._for_tool(spec)
         if user is not None and self._user_scoped:
             requests = requests + self._for_user(user)
-        if not requests:
+        return LimitStep(requests) if requests else None
+
+    async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        step = self.admission_step(inv)
+        if step is None:
             return await call_next(inv)
+        backend = self._access.backend(inv.services)
+        found, answer, admission = False, None, None
+        if getattr(backend, "batches", False):
+            found, answer, admission = await self._ask(inv, step)
         try:
-            verdict = await self._access.backend(inv.services).acquire_limits(requests)
+            if not found:
+                answer = await backend.acquire_limits(step.requests)
+            if isinstance(answer, StateUnavailable):
+                raise answer
         except StateUnavailable as exc:
-            error = self._access.refusal(exc, inv.services, tool=spec.name)
+            error = self._access.refusal(exc, inv.services, tool=inv.name)
             if error is not None:  # state_failure="closed"
                 return ToolOutcome.failure(inv.call.id, inv.name, error, repairs=inv.repairs)
-            return await call_next(inv)
+            return await self._next(call_next, inv, admission)
         self._access.answered(inv.services)
-        if verdict.allowed:
-            return await call_next(inv)
-        return refusal(inv, verdict)
+        assert isinstance(answer, LimitVerdict)
+        if answer.allowed:
+            return await self._next(call_next, inv, admission)
+        return refusal(inv, answer)
 
     def _for_tool(self, spec: ToolSpec) -> tuple[LimitRequest, ...]:
         if spec.rate_limit is None:
