@@ -13,12 +13,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import Any
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING, Any
 
 from toolrig._frozen import freeze, thaw
 from toolrig.errors import DefinitionError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 __all__ = [
     "NAME_PATTERN",
@@ -91,6 +92,8 @@ def check_name(name: str, *, what: str = "tool name") -> str:
 
 def parse_version(version: str) -> Version:
     """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``)."""
+    from packaging.version import InvalidVersion, Version  # on first use: a cheap `import toolrig`
+
     try:
         return Version(version)
     except (InvalidVersion, TypeError) as exc:
