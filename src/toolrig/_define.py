@@ -189,7 +189,7 @@ class _SignatureTool(BaseTool):
 
     def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
         fn = self._target()
-        if inspect.iscoroutinefunction(fn):
+        if self.is_async:
             return super().invoke_sync(values, ctx)
         ctx = ctx if ctx is not None else current_context()
         args, kwargs = self._schema.bind(values, ctx)

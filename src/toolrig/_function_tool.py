@@ -66,7 +66,13 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.fn)
+        fn = self.fn  # asked on every call: answered once per function (a bound copy has its own)
+        known: tuple[Any, bool] | None = self.__dict__.get("_toolrig_is_async")
+        if known is not None and known[0] is fn:
+            return known[1]
+        answer = inspect.iscoroutinefunction(fn)
+        self.__dict__["_toolrig_is_async"] = (fn, answer)
+        return answer
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)

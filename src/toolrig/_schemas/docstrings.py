@@ -43,7 +43,7 @@ def _best_parse(text: str) -> Docstring | None:
     return best
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)  # a docstring parsed again (a tool redefined); small: the keys are whole texts
 def _parse(text: str) -> DocInfo:
     parsed = _best_parse(text)
     if parsed is None:  # no style can read it: the whole text describes the tool
