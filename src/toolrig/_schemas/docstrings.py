@@ -30,10 +30,33 @@ class DocInfo:
     returns: str | None = None
 
 
+def _may_have_sections(parse: Callable[[str], Docstring], text: str) -> bool:
+    """False when ``parse`` certainly finds no section in ``text`` (so its reading cannot be the best one).
+
+    Conservative marks of each style's section headers: NumPy underlines a title with dashes (a line that
+    starts with one) or opens a ``.. deprecated::`` directive; epydoc starts a line with ``@``; Google ends a
+    title with a colon.
+    reST, the first reading, is always taken: it is the one kept when no style finds a section.
+    """
+    if parse is numpydoc.parse:
+        return "\n-" in text or ".." in text
+    if parse is epydoc.parse:
+        return "@" in text
+    if parse is _GOOGLE.parse:
+        return ":" in text
+    return True
+
+
 def _best_parse(text: str) -> Docstring | None:
-    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does."""
+    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does.
+
+    A style whose section headers cannot occur in ``text`` is not run: its reading would find no section,
+    and the first reading (reST) wins every tie.
+    """
     best: Docstring | None = None
     for parse in _PARSERS:
+        if best is not None and not _may_have_sections(parse, text):
+            continue
         try:
             parsed = parse(text)
         except ParseError:
