@@ -252,7 +252,8 @@ _FRAGMENTS = ["Get the forecast.", "\n", "\n\n", "    ", "Args:", "Returns:", "R
               "city: the city", "days (int): how many", "Parameters", "----------", "Returns\n-------", "city : str",
               ".. deprecated:: 1.0",
               ":param city: the city", ":returns: text", ":type days: int", "@param city: the city", "@return: text",
-              "Example:", "Notes\n-----", "x", ":", "-", "@", "..", "Yields:", "Attributes:"]
+              "Example:", "Notes\n-----", "x", ":", "-", "@", "..", "Yields:", "Attributes:",
+              "  :raises ValueError: bad", "\r", "\t", "\x0b", ":returns:"]
 
 
 @pytest.mark.parametrize("text", [
@@ -263,7 +264,7 @@ def test_the_styles_run_read_a_docstring_as_all_four_would(text: str) -> None:
     assert _same(_docstrings._best_parse(text), _every_style(text))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=12), max_size=14))
 def test_any_text_is_read_as_all_four_styles_would(parts: list[str]) -> None:
     text = "".join(parts)

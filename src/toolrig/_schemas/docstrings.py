@@ -47,14 +47,15 @@ def _may_have_sections(parse: Callable[[str], Docstring], text: str) -> bool:
     return True
 
 
-def _best_parse(text: str) -> Docstring | None:
-    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does.
+def _rest_may_have_sections(text: str) -> bool:
+    """False when reST certainly finds no field in ``text``: none of its lines starts with ``:`` (spaces aside)."""
+    return any(line.lstrip().startswith(":") for line in text.splitlines())
 
-    A style whose section headers cannot occur in ``text`` is not run: its reading would find no section,
-    and the first reading (reST) wins every tie.
-    """
+
+def _best_of(parsers: tuple[Callable[[str], Docstring], ...], text: str) -> Docstring | None:
+    """The first reading with the most sections among ``parsers`` (those that cannot find one are not run)."""
     best: Docstring | None = None
-    for parse in _PARSERS:
+    for parse in parsers:
         if best is not None and not _may_have_sections(parse, text):
             continue
         try:
@@ -64,6 +65,20 @@ def _best_parse(text: str) -> Docstring | None:
         if best is None or len(parsed.meta) > len(best.meta):
             best = parsed
     return best
+
+
+def _best_parse(text: str) -> Docstring | None:
+    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does.
+
+    A style whose section headers cannot occur in ``text`` is not run: its reading would find no section, and
+    an earlier reading wins every tie. reST, first in line, is run last when it can find nothing: its reading
+    is the answer only when no other style finds a section either.
+    """
+    if not _rest_may_have_sections(text):
+        best = _best_of(_PARSERS[1:], text)
+        if best is not None and best.meta:
+            return best
+    return _best_of(_PARSERS, text)
 
 
 @lru_cache(maxsize=256)  # a docstring parsed again (a tool redefined); small: the keys are whole texts
