@@ -116,20 +116,24 @@ def run_json(args: list[str], timeout: float = 600) -> dict[str, Any]:
 
 
 IMPORT_SNIPPET = (
-    "import time, json; t = time.perf_counter(); import {module}; "
-    "print(json.dumps({{'ms': (time.perf_counter() - t) * 1000}}))"
+    "import time, json; t = time.perf_counter(); c = time.process_time(); import {module}; "
+    "print(json.dumps({{'ms': (time.perf_counter() - t) * 1000, 'cpu_ms': (time.process_time() - c) * 1000}}))"
 )
 
 
-def cold_import_ms(module: str, runs: int) -> float | None:
-    """Median wall time of ``import module`` in fresh interpreters (interpreter start excluded)."""
-    times = []
+def cold_import_times(module: str, runs: int) -> tuple[float, float] | None:
+    """Median (wall, CPU) milliseconds of ``import module`` in fresh interpreters (interpreter start excluded).
+
+    CPU time is what the import itself costs; wall time adds whatever else the (shared) machine runs meanwhile.
+    """
+    walls, cpus = [], []
     for _ in range(runs):
         out = run_json(["-c", IMPORT_SNIPPET.format(module=module)])
         if "error" in out:
             return None
-        times.append(float(out["ms"]))
-    return statistics.median(times)
+        walls.append(float(out["ms"]))
+        cpus.append(float(out["cpu_ms"]))
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def ratio(value: float | None, base: float | None) -> str:

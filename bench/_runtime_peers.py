@@ -340,6 +340,17 @@ async def toolrig_default(variant: str, workload: str = "trivial") -> Subject:
                    extra={"runtime": runtime, "audit_path": os.path.join(folder, "audit.sqlite")})
 
 
+async def toolrig_default_no_audit(variant: str, workload: str = "trivial") -> Subject:
+    """The full default pipeline with the audit off (``audit=False``)."""
+    from toolrig import tool
+    from toolrig.runtime import Runtime
+
+    runtime = Runtime([tool(tool_fn(variant, workload))], audit=False)
+    return Subject("toolrig.default_no_audit", "toolrig Runtime.call, default pipeline, audit off",
+                   toolrig_prepare(workload), _call(runtime), toolrig_value, close=runtime.aclose,
+                   extra={"runtime": runtime})
+
+
 async def toolrig_minimal(variant: str, workload: str = "trivial") -> Subject:
     """``minimal_stages()``: resolve, validate, invoke."""
     from toolrig import tool

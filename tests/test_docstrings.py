@@ -219,3 +219,53 @@ def test_tool_class_description_from_run_when_class_has_no_docstring() -> None:
 
     assert Echo.spec.description == "Echo the text back."
     assert Echo.spec.input_schema["properties"]["text"]["description"] == "What to echo."
+
+
+# -- only the styles whose headers can occur are run: the same reading as running all four --------------
+from docstring_parser import Docstring, ParseError  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from toolrig._schemas import docstrings as _docstrings  # noqa: E402
+
+
+def _every_style(text: str) -> Docstring | None:
+    best: Docstring | None = None
+    for parse in _docstrings._PARSERS:
+        try:
+            parsed = parse(text)
+        except ParseError:
+            continue
+        if best is None or len(parsed.meta) > len(best.meta):
+            best = parsed
+    return best
+
+
+def _same(a: Docstring | None, b: Docstring | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.style, a.short_description, a.long_description, [(m.args, m.description) for m in a.meta]) == (
+        b.style, b.short_description, b.long_description, [(m.args, m.description) for m in b.meta])
+
+
+_FRAGMENTS = ["Get the forecast.", "\n", "\n\n", "    ", "Args:", "Returns:", "Raises:", "Keyword Args:",
+              "city: the city", "days (int): how many", "Parameters", "----------", "Returns\n-------", "city : str",
+              ".. deprecated:: 1.0",
+              ":param city: the city", ":returns: text", ":type days: int", "@param city: the city", "@return: text",
+              "Example:", "Notes\n-----", "x", ":", "-", "@", "..", "Yields:", "Attributes:",
+              "  :raises ValueError: bad", "\r", "\t", "\x0b", ":returns:"]
+
+
+@pytest.mark.parametrize("text", [
+    GOOGLE, "One line.", "Add.\n\nArgs:\n    a: x.", "Sum.\n\n:param a: x.\n:returns: y.",
+    "Sum.\n\nParameters\n----------\na : int\n    x.", "Sum.\n\n@param a: x.\n@return: y.",
+    "Sum.\n\n.. deprecated:: 2.0\n    Use add.", "No sections: just text - with a dash."])
+def test_the_styles_run_read_a_docstring_as_all_four_would(text: str) -> None:
+    assert _same(_docstrings._best_parse(text), _every_style(text))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=12), max_size=14))
+def test_any_text_is_read_as_all_four_styles_would(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _same(_docstrings._best_parse(text), _every_style(text))

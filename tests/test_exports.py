@@ -124,6 +124,21 @@ def test_importing_toolrig_does_not_import_mcp_or_provider_sdks() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_importing_toolrig_leaves_definition_machinery_for_the_first_definition() -> None:
+    heavy = ("pydantic_core", "pydantic", "docstring_parser", "packaging.version", "toolrig._schemas.schema", "uuid")
+    code = f"import sys, toolrig; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
+    define = ("import toolrig\n"
+              "def add(a: int, b: int = 1) -> int:\n"
+              "    \"\"\"Add.\n\n    Args:\n        a: first.\n        b: second.\n    \"\"\"\n"
+              "    return a + b\n"
+              "t = toolrig.tool(add)\n"
+              "print(t.validate({'a': '2'}), t.spec.parsed_version, t.spec.input_schema['properties']['a'])\n")
+    out = subprocess.run([sys.executable, "-c", define], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "{'a': 2, 'b': 1} 1.0.0 {'description': 'first.', 'type': 'integer'}"
+
+
 def test_exception_tree_keeps_the_builtin_bases_code_catches() -> None:
     t = toolrig
     assert issubclass(t.DefinitionError, TypeError) and issubclass(t.ArgumentsError, ValueError)

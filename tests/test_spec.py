@@ -325,3 +325,41 @@ def test_state_records_are_thread_safe() -> None:
 def test_bad_status_is_refused() -> None:
     with pytest.raises(ValueError, match="'paused' is not a valid ToolStatus"):
         ToolState().set_status("paused")
+
+
+# -- the cheap JSON check never accepts what a JSON round trip would change ---------------------------------
+import enum  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from toolrig._spec import _plain_json  # noqa: E402
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+class _Text(str):
+    pass
+
+
+_leaves = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+           | st.sampled_from([_Level.LOW, _Text("x"), b"x", -0.0, 10**30, float("nan"), float("inf")]))
+_values = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                       | st.dictionaries(st.text(max_size=3) | st.integers() | st.booleans(), inner, max_size=4),
+                       max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_values)
+def test_plain_json_accepts_only_what_a_round_trip_gives_back(value: object) -> None:
+    for candidate in (value, freeze(value)):
+        if _plain_json(candidate):
+            assert json.loads(json.dumps(candidate, allow_nan=False)) == candidate
+
+
+def test_a_spec_still_refuses_what_json_would_change() -> None:
+    for bad in ({"a": float("nan")}, {1: "x"}, {"a": {1, 2}}, {"a": b"x"}, {"a": [_Text("x"), {2: 1}]}):
+        with pytest.raises(DefinitionError):
+            ToolSpec(name="t", description="d", input_schema={"type": "object"}, metadata=bad)

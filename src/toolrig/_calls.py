@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,6 +22,8 @@ def _finite_float(text: str) -> float:
 
 
 def _new_id() -> str:
+    import uuid  # here, not at the top: uuid imports platform, a cost `import toolrig` need not pay
+
     return f"call_{uuid.uuid4().hex[:24]}"
 
 

@@ -12,15 +12,17 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import fields as dc_fields
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from toolrig._context import CallContext, current_context, use_context
 from toolrig._decision import Decision
 from toolrig._results import ToolResult, to_result
-from toolrig._schemas.schema import FunctionSchema
 from toolrig._spec import ToolSpec
 from toolrig._status import ToolVitals
 from toolrig.errors import DefinitionError, InjectionError
+
+if TYPE_CHECKING:
+    from toolrig._schemas.schema import FunctionSchema
 
 __all__ = ["SPEC_OPTIONS", "BaseTool", "Formatter", "check_not_generator", "split_options"]
 
@@ -187,7 +189,7 @@ class _SignatureTool(BaseTool):
 
     def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
         fn = self._target()
-        if inspect.iscoroutinefunction(fn):
+        if self.is_async:
             return super().invoke_sync(values, ctx)
         ctx = ctx if ctx is not None else current_context()
         args, kwargs = self._schema.bind(values, ctx)

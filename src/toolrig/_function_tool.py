@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from toolrig._define import BaseTool, Formatter, _SignatureTool, check_not_generator, split_options
-from toolrig._schemas.schema import function_schema
 from toolrig._spec import ToolSpec
 from toolrig.errors import DefinitionError
 
@@ -44,6 +43,8 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         self.fn: Callable[P, R] = fn
         self._method = _method_kind(fn)
         self._attr: str | None = None
+        from toolrig._schemas.schema import function_schema  # on first definition: a cheap `import toolrig`
+
         self._schema = function_schema(fn, tool_name=name, skip_first=self._method is not None,
                                        description=description)
         if not self._schema.description:
@@ -65,7 +66,13 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.fn)
+        fn = self.fn  # asked on every call: answered once per function (a bound copy has its own)
+        known: tuple[Any, bool] | None = self.__dict__.get("_toolrig_is_async")
+        if known is not None and known[0] is fn:
+            return known[1]
+        answer = inspect.iscoroutinefunction(fn)
+        self.__dict__["_toolrig_is_async"] = (fn, answer)
+        return answer
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)

@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic_core import PydanticSerializationError, to_jsonable_python
-
 from toolrig.errors import ResultConversionError
 
 __all__ = [
@@ -307,6 +305,8 @@ def _jsonable(value: Any) -> Any:
     that have no JSON form become their ``str()`` when their class defines one; otherwise
     :class:`ResultConversionError` is raised. An unknown object on its own is not JSON (_NOT_JSON).
     """
+    from pydantic_core import PydanticSerializationError, to_jsonable_python  # on first use: a cheap `import toolrig`
+
     container = (isinstance(value, _CONTAINERS) or dataclasses.is_dataclass(value)
                  or hasattr(type(value), "__pydantic_serializer__"))  # a model, without importing pydantic
     for bytes_mode in ("utf8", "base64"):

@@ -8,8 +8,6 @@ from typing import Any
 
 from toolrig._context import CallContext, current_context, use_context
 from toolrig._define import BaseTool, Formatter, split_options
-from toolrig._schemas.coerce import coerce_to_schema
-from toolrig._schemas.schema import json_round_trips
 from toolrig._spec import ToolSpec
 from toolrig.errors import ArgumentsError, DefinitionError, ToolFailure
 
@@ -36,6 +34,8 @@ class SchemaTool(BaseTool):
         if schema.get("type", "object") != "object":
             raise DefinitionError(f"tool {name!r}: input_schema must describe an object (type: object)")
         schema.setdefault("type", "object")
+        from toolrig._schemas.schema import json_round_trips  # on first definition: a cheap `import toolrig`
+
         if not json_round_trips(schema):
             raise DefinitionError(f"tool {name!r}: input_schema does not survive a JSON round trip")
         import jsonschema_rs
@@ -68,6 +68,8 @@ class SchemaTool(BaseTool):
             if self._validator.is_valid(value):
                 return value
             if self.coerce:
+                from toolrig._schemas.coerce import coerce_to_schema
+
                 value = coerce_to_schema(value, self._schema_dict, is_valid=_never_valid)
             errors = [{"loc": list(err.instance_path), "msg": err.message, "type": type(err.kind).__name__}
                       for err in self._validator.iter_errors(value)]

@@ -13,12 +13,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from packaging.version import InvalidVersion, Version
-
-from toolrig._frozen import freeze, thaw
+from toolrig._frozen import FrozenDict, FrozenList, freeze, thaw
 from toolrig.errors import DefinitionError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 __all__ = [
     "NAME_PATTERN",
@@ -91,6 +92,8 @@ def check_name(name: str, *, what: str = "tool name") -> str:
 
 def parse_version(version: str) -> Version:
     """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``)."""
+    from packaging.version import InvalidVersion, Version  # on first use: a cheap `import toolrig`
+
     try:
         return Version(version)
     except (InvalidVersion, TypeError) as exc:
@@ -378,8 +381,28 @@ def _check_types(spec: ToolSpec) -> None:
         raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
 
 
+def _plain_json(value: Any) -> bool:
+    """True when ``value`` is made only of exact JSON types (so a JSON round trip gives it back): cheaper than one.
+
+    False says nothing (a subclass, a tuple, NaN, ...): the round trip itself decides then.
+    """
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list or kind is FrozenList:
+        return all(_plain_json(v) for v in value)
+    if kind is float:
+        return bool(value - value == 0)  # finite
+    return kind is str or kind is int or kind is bool or value is None
+
+
 def _check_json(name: str, key: str, value: Any) -> Any:
     """Return ``value`` if it survives a JSON round trip unchanged, else raise DefinitionError."""
+    try:
+        if _plain_json(value):
+            return value
+    except RecursionError:  # nested too deep to walk: the round trip decides (and fails the same way)
+        pass
     try:
         ok = json.loads(json.dumps(value, allow_nan=False)) == value
     except (TypeError, ValueError, RecursionError):

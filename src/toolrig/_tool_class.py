@@ -5,15 +5,15 @@ from __future__ import annotations
 import inspect
 from abc import ABC
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolrig._define import SPEC_OPTIONS, BaseTool, _SignatureTool, check_not_generator
 from toolrig._function_tool import FunctionTool
-from toolrig._schemas.docstrings import parse_docstring
-from toolrig._schemas.function_schema import FunctionSchema
-from toolrig._schemas.schema import function_schema
 from toolrig._spec import ToolSpec
 from toolrig.errors import DefinitionError
+
+if TYPE_CHECKING:
+    from toolrig._schemas.function_schema import FunctionSchema
 
 __all__ = ["Tool", "as_tool"]
 
@@ -48,6 +48,9 @@ class Tool(_SignatureTool):
         description = cls.__dict__.get("description")
         if description is not None and not isinstance(description, str):
             raise DefinitionError(f"{cls.__name__}.description must be a string")
+        from toolrig._schemas.docstrings import parse_docstring  # on first definition: a cheap `import toolrig`
+        from toolrig._schemas.schema import function_schema
+
         class_doc = inspect.getdoc(cls)
         doc = parse_docstring(class_doc if class_doc != inspect.getdoc(Tool) else None)
         schema = function_schema(run, tool_name=name, skip_first=True,

@@ -103,3 +103,26 @@ def test_a_bad_batch_is_rolled_back_whole(tmp_path: Path) -> None:
         sink.write([record(1), record(2, tool=None)])
     assert sink.query() == []
     sink.close()
+
+
+@pytest.mark.parametrize("count", [1, 3, 4, 5, 63, 64, 341, 600])
+def test_a_batch_of_any_size_is_stored_whole_and_in_order(tmp_path: Path, count: int) -> None:
+    sink = SqliteSink(tmp_path / "a.db")
+    rows = [record(i, time=NOW + i) for i in range(count)]
+    sink.write(rows)
+    sink.close()
+    with sqlite3.connect(tmp_path / "a.db") as conn:
+        stored = [r[0] for r in conn.execute("SELECT id FROM audit ORDER BY seq")]
+    assert stored == [f"row-{i}" for i in range(count)]
+    assert AuditLog(tmp_path / "a.db").query(limit=None) == list(reversed(rows))
+
+
+def test_a_batch_that_starts_and_completes_a_row_keeps_the_completion(tmp_path: Path) -> None:
+    sink = SqliteSink(tmp_path / "a.db")
+    started = record(1, status=STARTED, ok=None, kind=None, error=None, duration_ms=None, attempts=None)
+    rows = [record(i) for i in range(2, 40)]
+    sink.write([started, *rows, record(1)])  # one id twice in one batch
+    sink.close()
+    kept = AuditLog(tmp_path / "a.db").query(call_id="call-1")
+    assert len(kept) == 1 and kept[0].status == COMPLETED and kept[0].ok is True
+    assert len(AuditLog(tmp_path / "a.db").query(limit=None)) == 39

@@ -189,3 +189,45 @@ def test_sigterm_writes_every_queued_row_then_does_what_it_did_before(tmp_path: 
         assert marker.read_text() == "app handler ran"
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM audit").fetchone()[0] == 200
+
+
+def test_rows_from_many_threads_are_all_written_in_the_order_each_thread_queued_them() -> None:
+    sink = Recorder()
+    writer = AuditWriter(sink, batch_size=7, linger=0.001)
+    start = threading.Barrier(4)
+
+    def produce(t: int) -> None:
+        start.wait(10)
+        for i in range(300):
+            writer.put(entry(t * 1000 + i))
+            if i % 50 == 0:  # flushes mixed in: each waits for what its thread queued before it
+                assert writer.flush(timeout=30)
+                written = {r.call_id for batch in sink.batches for r in batch}
+                assert f"c{t * 1000 + i}" in written
+
+    threads = [threading.Thread(target=produce, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert writer.flush(timeout=30)
+    rows = [r.call_id for batch in sink.batches for r in batch]
+    assert len(rows) == len(set(rows)) == 1200
+    for t in range(4):
+        mine = [int(c[1:]) for c in rows if int(c[1:]) // 1000 == t]
+        assert mine == sorted(mine) and len(mine) == 300
+    writer.close(timeout=30)
+
+
+def test_a_row_queued_while_the_writer_sleeps_wakes_it() -> None:
+    sink = Recorder()
+    writer = AuditWriter(sink, linger=0.0)
+    for i in range(50):  # each put finds the writer asleep (or about to sleep): none may wait for a later put
+        writer.put(entry(i))
+        deadline = threading.Event()
+        for _ in range(3000):
+            if sum(len(b) for b in sink.batches) == i + 1:
+                break
+            deadline.wait(0.01)
+        assert sum(len(b) for b in sink.batches) == i + 1, f"row {i} was not written without a flush"
+    writer.close(timeout=30)

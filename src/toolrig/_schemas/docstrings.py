@@ -30,10 +30,34 @@ class DocInfo:
     returns: str | None = None
 
 
-def _best_parse(text: str) -> Docstring | None:
-    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does."""
+def _may_have_sections(parse: Callable[[str], Docstring], text: str) -> bool:
+    """False when ``parse`` certainly finds no section in ``text`` (so its reading cannot be the best one).
+
+    Conservative marks of each style's section headers: NumPy underlines a title with dashes (a line that
+    starts with one) or opens a ``.. deprecated::`` directive; epydoc starts a line with ``@``; Google ends a
+    title with a colon.
+    reST, the first reading, is always taken: it is the one kept when no style finds a section.
+    """
+    if parse is numpydoc.parse:
+        return "\n-" in text or ".." in text
+    if parse is epydoc.parse:
+        return "@" in text
+    if parse is _GOOGLE.parse:
+        return ":" in text
+    return True
+
+
+def _rest_may_have_sections(text: str) -> bool:
+    """False when reST certainly finds no field in ``text``: none of its lines starts with ``:`` (spaces aside)."""
+    return any(line.lstrip().startswith(":") for line in text.splitlines())
+
+
+def _best_of(parsers: tuple[Callable[[str], Docstring], ...], text: str) -> Docstring | None:
+    """The first reading with the most sections among ``parsers`` (those that cannot find one are not run)."""
     best: Docstring | None = None
-    for parse in _PARSERS:
+    for parse in parsers:
+        if best is not None and not _may_have_sections(parse, text):
+            continue
         try:
             parsed = parse(text)
         except ParseError:
@@ -43,7 +67,21 @@ def _best_parse(text: str) -> Docstring | None:
     return best
 
 
-@lru_cache(maxsize=4096)
+def _best_parse(text: str) -> Docstring | None:
+    """The reading of ``text`` (by any style) that finds the most sections, as docstring_parser's AUTO does.
+
+    A style whose section headers cannot occur in ``text`` is not run: its reading would find no section, and
+    an earlier reading wins every tie. reST, first in line, is run last when it can find nothing: its reading
+    is the answer only when no other style finds a section either.
+    """
+    if not _rest_may_have_sections(text):
+        best = _best_of(_PARSERS[1:], text)
+        if best is not None and best.meta:
+            return best
+    return _best_of(_PARSERS, text)
+
+
+@lru_cache(maxsize=256)  # a docstring parsed again (a tool redefined); small: the keys are whole texts
 def _parse(text: str) -> DocInfo:
     parsed = _best_parse(text)
     if parsed is None:  # no style can read it: the whole text describes the tool

@@ -221,6 +221,12 @@ def _name(text: Any) -> str:
     return shown_name(text, MAX_NAME)
 
 
+@functools.lru_cache(maxsize=1024)
+def _tool_name(text: str) -> str:
+    """:func:`_name` of a tool name (the same few names recur on every row: computed once each)."""
+    return shown_name(text, MAX_NAME)
+
+
 def _client_facts(ctx: CallContext) -> dict[str, Any]:
     """``{"client_name": ...}`` when the caller's client named itself (capped and redacted), else nothing."""
     name = ctx.metadata.get("client_name") if ctx.metadata else None
@@ -269,10 +275,9 @@ def started_record(row_id: str, started: float, call: ToolCall, ctx: CallContext
                        meta=_client_facts(ctx), arguments_json=text)
 
 
-@_carries_run
 def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallContext, outcome: ToolOutcome, *,
                      duration_ms: float, redactor: Redactor) -> AuditRecord:
-    """The final row of a call, from its outcome."""
+    """The final row of a call, from its outcome (with the context's workflow run and step, when it has them)."""
     meta = outcome.meta
     facts = {k: meta[k] for k in _META_KEYS if k in meta} if meta else {}
     if outcome.truncated:
@@ -284,8 +289,10 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
     version = meta.get("version")
     decision = meta.get("decision")
     arguments, text = _arguments(call, redactor)
+    tool = outcome.name or call.name
     return _build({
-        "id": row_id, "call_id": _name(call.id), "time": started, "tool": _name(outcome.name or call.name),
+        "id": row_id, "call_id": _name(call.id), "time": started,
+        "tool": _tool_name(tool) if type(tool) is str else _name(tool),
         "user": ctx.user,
         "agent": ctx.agent, "session": ctx.session, "version": None if version is None else str(version),
         "arguments": arguments,
@@ -293,7 +300,7 @@ def completed_record(row_id: str, started: float, call: ToolCall, ctx: CallConte
         "status": COMPLETED,
         "ok": outcome.ok, "kind": kind, "error": None if error is None else redactor.text(error.message),
         "duration_ms": duration_ms, "attempts": outcome.attempts, "repairs": tuple(outcome.repairs), "meta": facts,
-        "arguments_json": text})
+        "arguments_json": text, "run_id": _optional(ctx.run_id), "step_id": _optional(ctx.step_id)})
 
 
 @_carries_run

@@ -21,11 +21,10 @@ import atexit
 import contextlib
 import logging
 import os
-import queue
 import signal
 import threading
-import time
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,7 +151,11 @@ class AuditWriter:
         self.delivery = Delivery(sink, on_failure=on_failure, journal=spill, max_held=max_held,
                                  retry_interval=retry_interval, batch_size=batch_size)
         self._unbuilt = 0
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # The call path appends to a deque (no lock, no wake-up); the writer is woken once per batch:
+        # ``_asleep`` says it waits for a first row, and the first put after that sets ``_wake``.
+        self._queue: deque[Any] = deque()
+        self._wake = threading.Event()
+        self._asleep = False
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()  # re-entrant: a signal handler may flush while close() holds it
         _live.add(self)
@@ -176,9 +179,12 @@ class AuditWriter:
 
     # -- the call path ---------------------------------------------------------------------------
     def put(self, entry: Entry) -> None:
-        """Queue one finished call (cheap: no serialisation here)."""
-        self._queue.put(entry)
-        if self._thread is None:
+        """Queue one finished call (cheap: no serialisation, and no wake-up unless the writer sleeps)."""
+        self._queue.append(entry)
+        if self._asleep:
+            self._asleep = False
+            self._wake.set()
+        elif self._thread is None:
             self._start()
 
     def write_now(self, records: Sequence[AuditRecord]) -> None:
@@ -190,13 +196,19 @@ class AuditWriter:
         """Wait until everything queued so far is written; False on timeout."""
         thread = self._thread
         if thread is None or not thread.is_alive():
-            if self._queue.empty():
+            if not self._queue:
                 return True
             self._thread = None
             self._start()
         done = threading.Event()
-        self._queue.put(_Flush(done))
+        self._signal(_Flush(done))
         return done.wait(timeout)
+
+    def _signal(self, item: _Flush | _Stop) -> None:
+        """Queue a flush or stop behind the rows queued so far, and wake the writer at once."""
+        self._queue.append(item)
+        self._asleep = False
+        self._wake.set()
 
     def close(self, timeout: float | None = None) -> None:
         """Write everything queued, stop the thread and close the sink (a later put starts again)."""
@@ -204,7 +216,7 @@ class AuditWriter:
             thread = self._thread
             if thread is not None and thread.is_alive():
                 done = threading.Event()
-                self._queue.put(_Stop(done))
+                self._signal(_Stop(done))
                 done.wait(timeout)
                 thread.join(timeout)
             self._thread = None
@@ -227,39 +239,42 @@ class AuditWriter:
 
     # -- the writer thread ----------------------------------------------------------------------
     def _run(self) -> None:
+        queue = self._queue
         while True:
+            self._next()
+            if len(queue) < self.batch_size:
+                self._wake.wait(self.linger)  # let a batch gather (puts do not wake it); a flush or stop does
+                self._wake.clear()
             batch: list[AuditRecord] = []
             signals: list[_Flush | _Stop] = []
-            item = self._next()
-            deadline = time.monotonic() + self.linger
-            while True:
+            while queue and len(batch) < self.batch_size:
+                item = queue.popleft()
                 if isinstance(item, _Flush | _Stop):
                     signals.append(item)
                 elif (record := self._record(item)) is not None:
                     batch.append(record)
-                if len(batch) >= self.batch_size:
-                    break
-                wait = 0.0 if signals else deadline - time.monotonic()
-                try:
-                    item = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
-                except queue.Empty:
-                    break
             self.delivery.deliver(batch)
             for waiter in signals:
                 waiter.done.set()
             if any(isinstance(s, _Stop) for s in signals):
                 return
 
-    def _next(self) -> Any:
-        """The next queued item; while kept rows wait, retry writing them whenever a retry is due."""
-        while True:
+    def _next(self) -> None:
+        """Wait until something is queued; while kept rows wait, retry writing them whenever a retry is due."""
+        queue, wake = self._queue, self._wake
+        while not queue:
+            wake.clear()
+            self._asleep = True
+            if queue:  # queued between the check and ``_asleep``: its put saw the writer awake
+                self._asleep = False
+                return
             wait = self.delivery.retry_in()
             if wait is None:
-                return self._queue.get()
-            try:
-                return self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
-            except queue.Empty:
+                wake.wait()
+            elif wait <= 0 or not wake.wait(wait):
+                self._asleep = False
                 self.delivery.retry()
+        self._asleep = False
 
     def _record(self, entry: Entry) -> AuditRecord | None:
         row_id, started, call, ctx, outcome, duration_ms = entry
