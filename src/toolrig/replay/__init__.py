@@ -4,8 +4,8 @@
   return (errors and timeouts too) in a versioned YAML or JSON-lines file, secrets redacted, and replays it with
   no tool body running; a call with no recording ends ``replay_miss``, naming the JSON path of the first
   difference from the nearest recording.
-* A pytest plugin (:mod:`toolrig.replay.pytest_plugin`, loaded through the ``pytest11`` entry point): the
-  ``toolrig_cassette`` fixture and the ``--toolrig-record`` option.
+* A pytest plugin (:mod:`toolrig.replay.pytest_plugin`, loaded through the ``pytest11`` entry point
+  ``toolrig_pytest``): the ``toolrig_cassette`` fixture and the ``--toolrig-record`` option.
 
 See ``docs/replay.md``.
 """
