@@ -76,7 +76,10 @@ def fuse(rankings: Sequence[Ranking], weights: Mapping[str, float], k: float, n:
         w = weights.get(r.name, 1.0)
         if w == 0:
             continue
-        for rank, slot in enumerate(r.order, start=1):
+        rank, previous = 0, None
+        for position, (slot, score) in enumerate(zip(r.order, r.scores, strict=True), start=1):
+            if score != previous:  # equal scores share a rank: a tie stays a tie (usage may break it)
+                rank, previous = position, score
             if w < 0 and slot not in fused:
                 continue
             fused[slot] = fused.get(slot, 0.0) + w / (k + rank)
@@ -93,10 +96,12 @@ def components(rankings: Sequence[Ranking], weights: Mapping[str, float], k: flo
     """Per list holding ``slot``: its raw score there, its rank, and what it added to the fused score."""
     out: dict[str, dict[str, float]] = {}
     for r in rankings:
-        rank = r.positions.get(slot)
-        if rank is None:
+        position = r.positions.get(slot)
+        if position is None:
             continue
+        rank = r.scores.index(r.scores[position]) if isinstance(r.scores, list) else list(r.scores).index(
+            r.scores[position])
         w = weights.get(r.name, 1.0)
-        added = float(r.scores[rank]) if single else w / (k + rank + 1)
-        out[r.name] = {"score": float(r.scores[rank]), "rank": rank + 1, "weight": w, "added": added}
+        added = float(r.scores[position]) if single else w / (k + rank + 1)
+        out[r.name] = {"score": float(r.scores[position]), "rank": rank + 1, "weight": w, "added": added}
     return out

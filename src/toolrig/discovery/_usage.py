@@ -115,6 +115,8 @@ class UsageLog:
         self.store: UsageStore | None = None if store is None else open_usage_store(store, max_events=max_events)
         self.refresh_interval = refresh_interval
         self._cursor: Any = None
+        self._labels: dict[str, Mapping[str, float]] = {}
+        self._labelled = time.monotonic()
         self._refreshed = -math.inf
         if self.store is not None:
             self.refresh()
@@ -155,6 +157,8 @@ class UsageLog:
                     return read
 
     def _apply(self, event: UsageEvent) -> None:
+        if self._labels:
+            self._labels.clear()
         if len(self._events) == self._events.maxlen:
             old = self._events[0]
             self._evidence.add(old.query, old.tool, old.ok, principal=old.principal, at=old.time, sign=-1.0)
@@ -208,11 +212,22 @@ class UsageLog:
         with self._lock:
             return self._evidence.queries()
 
-    def labels(self, query: str, *, now: float | None = None) -> dict[str, float]:
+    def labels(self, query: str, *, now: float | None = None) -> Mapping[str, float]:
         """``tool -> label`` of a past query: positive for tools it succeeded with, negative for failures
-        (see :mod:`toolrig.discovery._evidence`)."""
+        (see :mod:`toolrig.discovery._evidence`). Cached until the next event (or 1 % of a half-life)."""
         with self._lock:
-            return self._evidence.labels(query, now=now)
+            if now is not None:
+                return self._evidence.labels(query, now=now)
+            half_life = self._evidence.half_life
+            if half_life is not None and time.monotonic() - self._labelled > half_life / 100:
+                self._labels.clear()
+                self._labelled = time.monotonic()
+            found = self._labels.get(query)
+            if found is None:
+                if len(self._labels) > 50_000:
+                    self._labels.clear()
+                found = self._labels[query] = self._evidence.labels(query)
+            return found
 
     def counts(self, query: str, *, now: float | None = None) -> dict[str, tuple[float, float]]:
         """``tool -> (successes, failures)`` of a past query: decayed, capped per principal."""
@@ -320,7 +335,9 @@ class UsageLog:
 
 
 class UsageRecorder:
-    """Runtime hook: records each finished call in a :class:`UsageLog` (``after_call``).
+    """Records each finished call in a :class:`UsageLog`: a runtime hook (``after_call``), or a pipeline stage
+    placed outside validation so ``invalid_arguments`` is seen too
+    (``stages=insert_after(default_stages(), "telemetry", log.recorder())``; use one or the other).
 
     The query is ``ctx.metadata[query_key]`` (set by the application, or by a workflow step from its
     description), else the session's last ``search_tools`` query; the principal is the call's user, else its
@@ -336,6 +353,16 @@ class UsageRecorder:
 
     async def after_call(self, call: ToolCall, outcome: ToolOutcome, ctx: CallContext) -> None:
         """Record the finished call (the runtime calls this; it never replaces the outcome)."""
+        await self.observe(call, outcome, ctx)
+
+    async def __call__(self, inv: Any, call_next: Any) -> ToolOutcome:
+        """As a pipeline stage: pass the call on, record its outcome (``invalid_arguments`` included)."""
+        outcome: ToolOutcome = await call_next(inv)
+        await self.observe(inv.call, outcome, inv.context)
+        return outcome
+
+    async def observe(self, call: ToolCall, outcome: ToolOutcome, ctx: CallContext) -> None:
+        """Record one outcome (see the class docstring for what is recorded)."""
         tool = outcome.name or call.name
         if tool in META_TOOLS:
             return
