@@ -255,3 +255,59 @@ def test_a_postgres_store_shares_events_between_logs(tmp_path: Path) -> None:
         assert one.store is not None and two.store is not None
         one.store.close()
         two.store.close()
+
+
+CLI_TOOLS = '''
+from toolrig import tool
+
+@tool(permission="readonly")
+def weather_now(city: str) -> str:
+    """Current weather conditions for a city."""
+    return city
+
+@tool(permission="readonly")
+def weather_backup(city: str) -> str:
+    """Weather conditions for a city, from a second provider."""
+    return city
+'''
+
+
+def test_cli_search_explain_shows_components_from_a_shared_store(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toolrig.cli import app
+
+    source, db = tmp_path / "tools.py", tmp_path / "usage.db"
+    source.write_text(CLI_TOOLS)
+    log = UsageLog(db)
+    log.record("weather in Rome", "weather_backup")
+    log.record("weather in Rome", "weather_now", ok=False)
+    runner = CliRunner()
+    out = runner.invoke(app, ["search", "weather in Oslo", "--from", str(source), "--usage", str(db), "--explain",
+                              "--json"])
+    assert out.exit_code == 0, out.output
+    first, second = json.loads(out.output)
+    assert first["name"] == "weather_backup" and first["components"]["history_bm25"]["added"] > 0
+    assert second["components"]["history_failures"]["added"] < 0
+    table = runner.invoke(app, ["search", "weather in Oslo", "--from", str(source), "--usage", str(db), "--explain"],
+                          env={"COLUMNS": "200"})
+    assert table.exit_code == 0 and "history_failures" in table.output
+    bad = runner.invoke(app, ["search", "weather", "--from", str(source), "--usage", "ftp://x/y"])
+    assert bad.exit_code != 0 and "usage store" in bad.output
+
+
+@pytest.mark.anyio
+async def test_a_workflow_steps_description_is_the_query_the_recorder_learns() -> None:
+    from toolrig.workflows import Workflow
+
+    flow = Workflow.from_dict({"name": "trip", "steps": [
+        {"id": "sky", "tool": "weather_backup", "args": {"q": "Oslo"}, "description": "weather for the trip city"},
+        {"id": "plain", "tool": "news_feed", "args": {"q": "Oslo"}},
+    ]})
+    assert flow.to_dict()["steps"][0]["description"] == "weather for the trip city"
+    usage = UsageLog()
+    async with Runtime(toolset(), audit=False, hooks=[usage.recorder()]) as rt:
+        run = await flow.run(rt, context=CallContext(session="s-9"))
+    assert run.status == "ok"
+    assert [(e.query, e.tool, e.principal) for e in usage.events()] == [
+        ("weather for the trip city", "weather_backup", "session:s-9"), (None, "news_feed", "session:s-9")]
