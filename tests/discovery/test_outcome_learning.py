@@ -311,3 +311,25 @@ async def test_a_workflow_steps_description_is_the_query_the_recorder_learns() -
     assert run.status == "ok"
     assert [(e.query, e.tool, e.principal) for e in usage.events()] == [
         ("weather for the trip city", "weather_backup", "session:s-9"), (None, "news_feed", "session:s-9")]
+
+
+def test_on_toollens_failures_of_the_gold_tool_drop_it(shared_dir: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench" / "retrieval"))
+    import _outcomes
+    from _data import as_tool, dataset, legal_names
+
+    tools, splits = dataset("toollens")
+    names = legal_names([t["name"] for t in tools])
+    toolrig_tools = [as_tool(t, name=names[t["name"]]) for t in tools]
+    train = splits["train"][:1500]
+    clean = _outcomes._events(train, names)
+    failing = _outcomes._events(train, names, fail_every=3)
+    failed = [(q, t) for q, t, ok in failing if not ok][:150]
+    ranks = {}
+    for label, events in (("clean", clean), ("failing", failing)):
+        search = ToolSearch(toolrig_tools, usage=_outcomes._log(events))
+        ranks[label] = [_outcomes._rank_of(search, q, t) for q, t in failed]
+    mean = {k: sum(v) / len(v) for k, v in ranks.items()}
+    assert mean["failing"] > mean["clean"] + 5  # the failing tools drop
+    dropped = sum(f > c for f, c in zip(ranks["failing"], ranks["clean"], strict=True))
+    assert dropped > len(failed) // 2
