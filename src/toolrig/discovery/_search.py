@@ -322,6 +322,13 @@ class ToolSearch:
             out["exact"] = {"score": 1.0, "weight": 1.0, "added": 0.0}
         return out
 
+    def alternatives(self, tool: BaseTool, k: int = 5) -> list[str]:
+        """Tools that could do ``tool``'s job, best first: a search for its description (and name), itself left
+        out. This makes a ToolSearch the finder of ``Runtime(fallback="search", finder=search)``."""
+        spec = tool.spec
+        query = f"{spec.name.replace('_', ' ')} {spec.description[:1000]}".strip()
+        return [name for name in self.rank(query, k + 1) if name != spec.name][:k]
+
     def rank(self, query: str, k: int = 10) -> list[str]:
         """Tool names only (the ranker contract of the retrieval benchmark)."""
         return [h.name for h in self.search(query, k)]
