@@ -5,15 +5,16 @@ stage, further in, has already given up) is tried again on an alternative tool, 
 the runtime's whole pipeline: policy, approval, limits, breaker and audit apply to the alternative itself.
 Candidates, in order: the tool's declared ``alternatives`` (``@tool(alternatives=[...])``, with an optional
 argument renaming), then, with ``mode="search"``, the tools an injected :class:`AlternativeFinder` ranks best
-whose input schema accepts the call's arguments as they are. The first success is the answer, marked
-``meta["fallback"] = {"from", "to", "reason"}`` (audited); if every candidate fails, the first failure
-stands, its ``meta["fallback"]`` naming what was tried.
+whose input schema accepts the call's arguments as they are. The first success is the answer (under the
+call's own id and tool name), marked ``meta["fallback"] = {"from", "to", "reason"}``, audited; the
+alternative's call has an audit row of its own (id ``<call id>~1``, ``~2``, ...). If every candidate fails,
+the first failure stands, its ``meta["fallback"]`` naming what was tried.
 
 Never a step up in permission: an alternative may not be allowed to do more than the failing tool
 (readonly → readonly only; write → readonly or write; destructive → not system), so a readonly tool never
-falls back to a destructive one. An alternative's own failure does not fall back further. The stage sits
-outside the cache stage, so ``stale_on_error`` answers first (a stale result is a success) and alternatives
-come after it.
+falls back to a destructive one (those refused are named in ``meta["fallback"]["refused"]``). An
+alternative's own failure does not fall back further. The stage sits outside the cache stage, so
+``stale_on_error`` answers first (a stale result is a success) and alternatives come after it.
 """
 
 from __future__ import annotations
@@ -135,11 +136,15 @@ class FallbackStage(Stage):
         except ArgumentsError:
             return outcome
         tried: list[str] = []
+        refused: list[str] = []  # a step up in permission: never tried, but said
         for name, call_arguments, declared in self._candidates(primary, arguments):
             if len(tried) >= self.max_alternatives:
                 break
             found = inv.services.toolset.get(name)
-            if found is None or not _allowed(primary, found) or (not declared and not _fits(found, call_arguments)):
+            if found is None or (not declared and not _fits(found, call_arguments)):
+                continue
+            if not _allowed(primary, found):
+                refused.append(name)
                 continue
             tried.append(name)
             call = ToolCall(id=f"{inv.call.id}~{len(tried)}", name=name, arguments=call_arguments)
@@ -150,10 +155,13 @@ class FallbackStage(Stage):
                 _falling_back.reset(token)
             if result.ok:
                 went = {"from": primary.spec.name, "to": name, "reason": reason}
-                return result.derive(call_id=inv.call.id, meta={**result.meta, "fallback": went})
-        if not tried:
+                return result.derive(call_id=inv.call.id, name=outcome.name,  # the call the model made
+                                     meta={**result.meta, "fallback": went})
+        if not tried and not refused:
             return outcome
         note: dict[str, Any] = {"from": primary.spec.name, "to": None, "reason": reason, "tried": tried}
+        if refused:
+            note["refused"] = refused
         return outcome.derive(meta={**outcome.meta, "fallback": note})
 
     def _candidates(self, primary: BaseTool, arguments: Mapping[str, Any]
