@@ -17,6 +17,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from toolrig._alternatives import check_alternatives
 from toolrig._frozen import freeze, thaw
 from toolrig.errors import DefinitionError
 
@@ -252,7 +253,7 @@ class ToolSpec:
             if value is not None:
                 set_(self, name, _check_json(self.name, name, freeze(value)))
         set_(self, "examples", tuple(_check_json(self.name, "examples", freeze(e)) for e in self.examples))
-        set_(self, "alternatives", _check_alternatives(self.name, self.alternatives))
+        set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
 
     def _derived_annotations(self) -> ToolAnnotations:
         return ToolAnnotations.for_permission(self.permission, open_world=self.trust is Trust.EXTERNAL or None)
@@ -380,28 +381,6 @@ def _check_types(spec: ToolSpec) -> None:
                               f"got {type(spec.retry).__name__}")
     if spec.annotations is not None and not isinstance(spec.annotations, ToolAnnotations):
         raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
-
-
-def _check_alternatives(name: str, value: Any) -> tuple[Mapping[str, Any], ...]:
-    """``alternatives`` as a tuple of frozen ``{"tool": name, "arguments": {theirs: ours}}``."""
-    where = f"tool {name!r}: alternatives"
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        raise DefinitionError(f"{where} must be a list of tool names (or {{'tool': ..., 'arguments': ...}})")
-    out: list[Mapping[str, Any]] = []
-    for item in value:
-        entry = {"tool": item} if isinstance(item, str) else item
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("tool"), str) or set(entry) - {
-                "tool", "arguments"}:
-            raise DefinitionError(f"{where}: {item!r} is neither a tool name nor {{'tool': ..., 'arguments': ...}}")
-        check_name(entry["tool"])
-        if entry["tool"] == name:
-            raise DefinitionError(f"{where}: a tool is not its own alternative")
-        arguments = entry.get("arguments") or {}
-        if not isinstance(arguments, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in arguments.items()):
-            raise DefinitionError(f"{where}: arguments of {entry['tool']!r} must map their parameter names to ours")
-        out.append(freeze({"tool": entry["tool"], "arguments": dict(arguments)}))
-    return tuple(out)
 
 
 def _check_json(name: str, key: str, value: Any) -> Any:

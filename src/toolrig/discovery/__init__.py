@@ -43,7 +43,8 @@ from toolrig.discovery._select import (
 from toolrig.discovery._text import FIELDS
 from toolrig.discovery._tokens import TokenCounter, estimate_tokens, token_counter
 from toolrig.discovery._usage import META_TOOLS, ToolUsage, UsageEvent, UsageLog, UsageRecorder
-from toolrig.discovery._usage_store import SqliteUsageStore, UsageStore, open_usage_store
+from toolrig.discovery._usage_open import open_usage_store
+from toolrig.discovery._usage_store import SqliteUsageStore, UsageStore
 from toolrig.discovery._wordllama import WordLlamaEmbedder
 
 __all__ = [

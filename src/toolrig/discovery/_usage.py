@@ -30,7 +30,8 @@ import anyio
 
 from toolrig import CallContext, ToolCall, ToolOutcome
 from toolrig.discovery._evidence import Evidence
-from toolrig.discovery._usage_store import UsageStore, open_usage_store
+from toolrig.discovery._usage_open import open_usage_store
+from toolrig.discovery._usage_store import UsageStore
 
 __all__ = ["META_TOOLS", "ToolUsage", "UsageEvent", "UsageLog", "UsageRecorder", "principal_of", "teaches"]
 

@@ -1,4 +1,5 @@
-"""Where a :class:`~toolrig.discovery.UsageLog` shares its events across processes: :func:`open_usage_store`.
+"""Where a :class:`~toolrig.discovery.UsageLog` shares its events across processes (opened by
+:func:`~toolrig.discovery.open_usage_store`).
 
 A store is an append-only, bounded sequence of usage events (JSON objects) with a cursor: every process
 appends what it records and reads what the others appended since its cursor. SQLite (a file path or
@@ -17,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SqliteUsageStore", "UsageStore", "decode_event", "encode_event", "open_usage_store"]
+__all__ = ["SqliteUsageStore", "UsageStore", "decode_event", "encode_event"]
 
 
 @runtime_checkable
@@ -122,26 +123,3 @@ class SqliteUsageStore:
 
     def __repr__(self) -> str:
         return f"SqliteUsageStore({str(self.path)!r})"
-
-
-def open_usage_store(target: str | Path | UsageStore, *, max_events: int = 200_000) -> UsageStore:
-    """A store from a path (SQLite), ``sqlite:///path``, a Redis or PostgreSQL URL, or a store object.
-
-    Raises:
-        ValueError: a URL of another kind.
-    """
-    if isinstance(target, UsageStore):
-        return target
-    text = str(target)
-    if text.startswith(("redis://", "rediss://", "unix://")):
-        from toolrig.discovery._usage_redis import RedisUsageStore
-
-        return RedisUsageStore(text, max_events=max_events)
-    if text.startswith(("postgresql://", "postgres://")):
-        from toolrig.discovery._usage_postgres import PostgresUsageStore
-
-        return PostgresUsageStore(text, max_events=max_events)
-    if "://" in text and not text.startswith("sqlite:///"):
-        scheme = text.split("://", maxsplit=1)[0]
-        raise ValueError(f"usage store {scheme}://...: use a file path, sqlite:///, redis:// or postgresql://")
-    return SqliteUsageStore(text.removeprefix("sqlite:///"), max_events=max_events)
