@@ -333,3 +333,15 @@ def test_on_toollens_failures_of_the_gold_tool_drop_it(shared_dir: Path) -> None
     assert mean["failing"] > mean["clean"] + 5  # the failing tools drop
     dropped = sum(f > c for f, c in zip(ranks["failing"], ranks["clean"], strict=True))
     assert dropped > len(failed) // 2
+
+
+def test_enum_values_are_searchable() -> None:
+    units = schema_tool(name="convert_temp", description="Convert a temperature.", permission="readonly",
+                        input_schema={"type": "object", "properties": {
+                            "unit": {"type": "string", "enum": ["celsius", "kelvin"]},
+                            "tags": {"type": "array", "items": {"enum": ["rankine", 3, True]}}}},
+                        handler=lambda args: "ok")
+    other = make("convert_money", "Convert a currency amount.")
+    search = ToolSearch([other, units])
+    assert names(search, "how much is it in kelvin", 1) == ["convert_temp"]
+    assert names(search, "rankine scale", 1) == ["convert_temp"]
