@@ -255,3 +255,24 @@ def test_alternatives_are_checked_when_declared() -> None:
         FallbackStage("search")
     with pytest.raises(ValueError, match="fallback must be"):
         Runtime(ALL, fallback="anything")  # type: ignore[arg-type]
+
+
+class BrokenFinder:
+    def alternatives(self, tool: Any, k: int) -> list[Any]:
+        raise RuntimeError("the index is gone")
+
+
+class OddFinder:
+    def alternatives(self, tool: Any, k: int) -> list[Any]:
+        return [None, 42, "missing_tool", "lonely_weather", "weather_wipe", "weather_backup"] * 50
+
+
+async def test_a_broken_or_odd_finder_never_breaks_the_call() -> None:
+    async with Runtime(ALL, audit=False, fallback="search", finder=BrokenFinder()) as rt:
+        broken = await rt.call(call("lonely_weather", city="Oslo"))
+    assert not broken.ok and broken.error is not None and broken.error.kind == "execution_error"
+    calls.clear()
+    async with Runtime(ALL, audit=False, fallback="search", finder=OddFinder()) as rt:
+        odd = await rt.call(call("lonely_weather", city="Oslo"))
+    assert odd.ok and odd.meta["fallback"]["to"] == "weather_backup"
+    assert "weather_wipe" not in calls and calls.count("lonely_weather") == 1
