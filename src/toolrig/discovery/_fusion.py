@@ -99,8 +99,7 @@ def components(rankings: Sequence[Ranking], weights: Mapping[str, float], k: flo
         position = r.positions.get(slot)
         if position is None:
             continue
-        rank = r.scores.index(r.scores[position]) if isinstance(r.scores, list) else list(r.scores).index(
-            r.scores[position])
+        rank = list(r.scores).index(r.scores[position])  # equal scores share the first one's rank
         w = weights.get(r.name, 1.0)
         added = float(r.scores[position]) if single else w / (k + rank + 1)
         out[r.name] = {"score": float(r.scores[position]), "rank": rank + 1, "weight": w, "added": added}
