@@ -9,7 +9,9 @@ Metrics come from the shared evaluator (``../shared/retrieval/eval.py``: ``evalu
 fused by z-score, plus the query's best facet); each without
 history, and with the dataset's ``train`` split loaded as usage history (``+history``: that method learns from
 past (query -> tool) pairs, as a deployed system would from its audit log). Settings were tuned on ``dev``
-only; ``test`` is reported, never tuned on. Query latency: p50 / p99 of single sequential queries with the
+only (the weight of past queries' votes re-checked by a fit on train alone: see ``_outcomes.py``); ``test`` is
+reported, never tuned on. Learning from outcomes: with a third of train's outcomes failures of the gold tool,
+how far the failed tools drop. Query latency: p50 / p99 of single sequential queries with the
 query-vector cache cold (measured on a separate pass of up to 300 queries, since the metric pass reuses
 query vectors across methods). The last line states each target as met or not met.
 """
@@ -26,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATA, DATASETS, as_tool, dataset, evaluator, legal_names
+from _outcomes import failure_rows, fit_rows
 from _scale import scale_rows
 
 from toolrig.discovery import CachedEmbedder, ToolSearch, UsageLog, default_embedder, embeddings_available
@@ -145,12 +148,12 @@ def verdicts(quality: list[dict[str, Any]], scale: list[dict[str, Any]]) -> list
     bm25_100k = find(scale, method="bm25", tools=100_000)
     hybrid_10k = find(scale, method="hybrid", tools=10_000)
     checks = [
-        (f"ToolLens test R@5 >= 0.40 without history ({best_zero})", q(best_zero, "recall@5"), 0.40),
-        (f"ToolLens test nDCG@10 >= 0.40 without history ({best_zero})", q(best_zero, "ndcg@10"), 0.40),
+        (f"ToolLens test R@5 >= 0.40 zero-shot ({best_zero})", q(best_zero, "recall@5"), 0.40),
+        (f"ToolLens test nDCG@10 >= 0.42 zero-shot ({best_zero})", q(best_zero, "ndcg@10"), 0.42),
+        (f"MetaTool test R@5 >= 0.82 zero-shot ({best_mt})", q(best_mt, "recall@5", "metatool"), 0.82),
         (f"ToolLens test R@5 >= 0.90 with train as history ({hist})", q(hist, "recall@5"), 0.90),
-        (f"MetaTool test R@5 >= 0.80 without history ({best_mt})", q(best_mt, "recall@5", "metatool"), 0.80),
-        ("MetaTool test R@5 >= 0.80 with train as history (hybrid+history)",
-         q("hybrid+history", "recall@5", "metatool") or q("bm25+history", "recall@5", "metatool"), 0.80),
+        ("MetaTool test R@5 >= 0.93 with train as history (hybrid+history)",
+         q("hybrid+history", "recall@5", "metatool") or q("bm25+history", "recall@5", "metatool"), 0.93),
     ]
     out = [(label, value, value is not None and value >= bar) for label, value, bar in checks]
     out.append(("BM25 p50 <= 1 ms at 100k tools", None if bm25_100k is None else bm25_100k["p50_ms"],
@@ -174,6 +177,10 @@ def main() -> None:
     quality: list[dict[str, Any]] = []
     for name in DATASETS:
         quality.extend(quality_rows(ev, name, quick=args.quick, embedder=embedder))
+    print("learning from outcomes (bm25; a third of train's outcomes failures of the gold tool):")
+    outcomes = [row for name in DATASETS for row in failure_rows(ev, name, limit=300 if args.quick else None)]
+    print("history weight fitted on train only (half of train as history, the other half scored):")
+    fits = [row for name in DATASETS for row in fit_rows(ev, name, limit=300 if args.quick else None)]
     scale = scale_rows(quick=args.quick, embedder=embedder)
     print()
     print(f"{'dataset':9s} {'split':5s} {'method':18s} {'R@5':>7s} {'nDCG@10':>8s} {'p50 ms':>8s} {'p99 ms':>8s}")
@@ -186,13 +193,27 @@ def main() -> None:
     for r in scale:
         print(f"{r['tools']:8d} {r['method']:8s} {r['build_s']:8.2f} {r['p50_ms']:8.3f} {r['p99_ms']:8.3f} "
               f"{r['ratio_to_bm25s']:9.2f} {r['add_ms']:9.2f} {r['rebuild_s']:9.2f}")
+    print()
+    print(f"{'dataset':9s} {'history':26s} {'failed tool in its top 5':>24s} {'its mean rank':>13s} {'test R@5':>9s}")
+    for r in outcomes:
+        print(f"{r['dataset']:9s} {r['history']:26s} {r['failed_in_top5']:24.3f} {r['failed_mean_rank']:13.1f} "
+              f"{r['test_recall@5']:9.4f}")
+    for name in DATASETS:
+        best = max((r for r in fits if r["dataset"] == name), key=lambda r: r["train_recall@5"])
+        print(f"fit on train ({name}): best {best['weights']} R@5={best['train_recall@5']:.4f}")
     checks = verdicts(quality, scale)
+    drops = [(r, c) for r in outcomes if r["history"].startswith("train, 1/3")
+             for c in outcomes if c["dataset"] == r["dataset"] and c["history"] == "train, all successes"]
+    checks.extend((f"{r['dataset']}: a failing gold tool drops (mean rank {c['failed_mean_rank']:.1f} -> "
+                   f"{r['failed_mean_rank']:.1f})", r["failed_mean_rank"] - c["failed_mean_rank"],
+                   r["failed_mean_rank"] > c["failed_mean_rank"]) for r, c in drops)
     print()
     for label, value, ok in checks:
         shown = "n/a" if value is None else f"{value:.4f}"
         print(f"  {'met    ' if ok else 'NOT MET'}  {label}: {shown}")
     if args.out:
-        Path(args.out).write_text(json.dumps({"quality": quality, "scale": scale}, indent=2) + "\n")
+        Path(args.out).write_text(json.dumps({"quality": quality, "scale": scale, "outcomes": outcomes,
+                                              "fit": fits}, indent=2) + "\n")
     met = sum(ok for _, _, ok in checks)
     print(f"summary: {met}/{len(checks)} targets met; " + "; ".join(
         f"{label.split(' (')[0]} {'met' if ok else 'NOT met'}" for label, _, ok in checks))

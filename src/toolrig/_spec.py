@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from toolrig._alternatives import check_alternatives
 from toolrig._frozen import FrozenDict, FrozenList, freeze, thaw
 from toolrig.errors import DefinitionError
 
@@ -22,19 +23,8 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
 __all__ = [
-    "NAME_PATTERN",
-    "Isolation",
-    "Permission",
-    "Retry",
-    "RetryPolicy",
-    "ToolAnnotations",
-    "ToolSpec",
-    "ToolStatus",
-    "Trust",
-    "check_name",
-    "freeze",
-    "parse_version",
-    "thaw",
+    "NAME_PATTERN", "Isolation", "Permission", "Retry", "RetryPolicy", "ToolAnnotations", "ToolSpec", "ToolStatus",
+    "Trust", "check_name", "freeze", "parse_version", "thaw",
 ]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
@@ -226,6 +216,9 @@ class ToolSpec:
     deprecated: str | None = None
     annotations: ToolAnnotations | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    alternatives: tuple[Mapping[str, Any], ...] = ()
+    """Tools that do the same job, tried in order when a runtime with ``fallback=`` finds this one failing:
+    names, or ``{"tool": name, "arguments": {their_parameter: our_parameter}}`` to rename arguments."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -252,6 +245,7 @@ class ToolSpec:
             if value is not None:
                 set_(self, name, _check_json(self.name, name, freeze(value)))
         set_(self, "examples", tuple(_check_json(self.name, "examples", freeze(e)) for e in self.examples))
+        set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
 
     def _derived_annotations(self) -> ToolAnnotations:
         return ToolAnnotations.for_permission(self.permission, open_world=self.trust is Trust.EXTERNAL or None)

@@ -22,6 +22,8 @@ defined here, under :class:`ToolrigError`. The tree::
     ├── EmbeddingError           an embedding model cannot be loaded or gave unusable vectors (discovery)
     ├── WorkflowError            a workflow run cannot be resumed or journaled (unknown run, changed workflow)
     ├── UnshowableRequest        an MCP server's request (a form, a sampling) that cannot be shown faithfully
+    ├── PackageError             a tool package that cannot be read (not a wheel, an sdist or a folder)
+    │   └── ManifestError        its ``[tool.toolrig]`` manifest does not say clearly what it needs
     ├── ExecutionError           the machinery running a tool body failed (not the body itself)
     │   ├── CallTimeoutError     the runtime's deadline for one attempt passed
     │   ├── ExecutorBusyError    no capacity left to run the body now (retryable)
@@ -63,10 +65,10 @@ __all__ = [
     "ArgumentDenied", "ArgumentsError", "CallTimeoutError", "CommandParseError", "ConfigError", "DefinitionError",
     "EmbeddingError", "ExecutionError", "ExecutorBusyError", "ExecutorUnavailable", "FetchError", "GuardError",
     "InjectionError", "LoadError", "MCPCallError", "MCPConfigError", "MCPMaybeRanError", "MCPUnavailableError",
-    "ModelRetry", "PathDenied", "PathError", "PathProtected", "PolicyConfigError", "ProcessIsolationError",
-    "RateLimitedError", "RegistryError", "RemoteToolError", "ResultConversionError", "ResultTooLargeError",
-    "SandboxError", "SandboxUnavailable", "SelectorError", "StateUnavailable", "ToolFailure", "ToolNotFoundError",
-    "ToolrigError", "ToolsetConflictError", "TransientError", "URLDenied", "UnshowableRequest",
+    "ManifestError", "ModelRetry", "PackageError", "PathDenied", "PathError", "PathProtected", "PolicyConfigError",
+    "ProcessIsolationError", "RateLimitedError", "RegistryError", "RemoteToolError", "ResultConversionError",
+    "ResultTooLargeError", "SandboxError", "SandboxUnavailable", "SelectorError", "StateUnavailable", "ToolFailure",
+    "ToolNotFoundError", "ToolrigError", "ToolsetConflictError", "TransientError", "URLDenied", "UnshowableRequest",
     "VersionConflictError", "WorkerDiedError", "WorkflowError", "describe_exit",
 ]
 
@@ -166,6 +168,15 @@ class WorkflowError(ToolrigError):
 class UnshowableRequest(ToolrigError, ValueError):
     """An MCP server asked the client something (a form, a sampling request) that cannot be forwarded so that a
     person sees it as it is: too large, too many fields, hidden characters. The request is declined, not altered."""
+
+
+class PackageError(ToolrigError, ValueError):
+    """A tool package cannot be read: the path is missing, or neither a wheel, an sdist nor a folder
+    (:mod:`toolrig.packages`; ``toolrig package`` exits 2)."""
+
+
+class ManifestError(PackageError):
+    """A tool package's ``[tool.toolrig]`` manifest does not say clearly what the package needs."""
 
 
 class ExecutionError(ToolrigError):

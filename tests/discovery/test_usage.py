@@ -43,12 +43,14 @@ def test_recorded_pairs_lift_the_tool_they_led_to() -> None:
     assert before != [h.name for h in hits] or before[0] == "sky_events"
 
 
-def test_failures_do_not_teach_but_are_counted() -> None:
+def test_failures_label_against_and_are_counted() -> None:
     usage = UsageLog()
     for _ in range(3):
         usage.record("moon phase tonight", "flaky_tool", ok=False)
     usage.record("moon phase tonight", "sky_events", ok=True)
     assert usage.pairs() == [("moon phase tonight", ("sky_events",))]
+    labels = usage.labels("moon phase tonight")
+    assert labels["sky_events"] == 1.0 and labels["flaky_tool"] < -1.0
     stats = usage.stats()
     assert stats["flaky_tool"].calls == 3 and stats["flaky_tool"].success_rate == 0.0
     assert stats["sky_events"].success_rate == 1.0
@@ -104,7 +106,7 @@ def test_new_usage_is_added_in_place_and_a_dropped_past_forces_a_full_rebuild() 
     assert search._memory is memory and memory is not None and memory.added == 1  # one new query: extended
     for i in range(6):  # more than the log keeps: what was dropped cannot be replayed
         usage.record(f"where is place {i}", "geo_lookup")
-    pairs, complete = usage.learned_since(3)
-    assert not complete and len(pairs) == 5
+    queries, complete = usage.queries_since(3)
+    assert not complete and len(queries) == 5
     assert search.search("where is place 9")[0].name == "geo_lookup"
     assert search._memory is not memory

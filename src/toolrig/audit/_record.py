@@ -31,7 +31,7 @@ STARTED = "started"
 COMPLETED = "completed"
 """Status of a row whose call finished (successfully or not)."""
 
-_META_KEYS = ("cache", "stale", "fence")
+_META_KEYS = ("cache", "stale", "fence", "fallback")
 P = ParamSpec("P")
 
 
@@ -59,8 +59,9 @@ class AuditRecord:
         run_id: the workflow run the call was a step of (from the call context), else None.
         step_id: the step of that run, else None.
         repairs: argument repairs applied.
-        meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``truncated``), and ``client_name``: the name
-            an MCP client gave itself (``clientInfo.name``; self-declared, so recorded apart from ``agent``).
+        meta: a few outcome facts (``cache``, ``stale``, ``fence``, ``fallback``, ``truncated``), and
+            ``client_name``: the name an MCP client gave itself (``clientInfo.name``; self-declared, so
+            recorded apart from ``agent``).
     """
 
     id: str

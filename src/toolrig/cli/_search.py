@@ -73,11 +73,16 @@ def search_command(  # noqa: PLR0917 - typer maps each parameter to an option
     method: Annotated[str, typer.Option("--method", "-m", help="bm25, embedding or hybrid.")] = "bm25",
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many tools to show.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    usage: Annotated[str | None, typer.Option(
+        "--usage", metavar="STORE",
+        help="Learn from past outcomes shared here: a SQLite file, redis:// or postgresql:// URL.")] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show what each signal (BM25, embeddings, history, failures, frequency) added.")] = False,
 ) -> None:
     """Rank the tools in SOURCE and/or MCP servers for QUERY (BM25 by default; embeddings need toolrig[embeddings])."""
     from rich.markup import escape
 
-    from toolrig.discovery import EmbeddingError, ToolSearch
+    from toolrig.discovery import EmbeddingError, ToolSearch, UsageLog
     from toolrig.fencing import sanitize
 
     if method not in ("bm25", "embedding", "hybrid"):
@@ -86,12 +91,19 @@ def search_command(  # noqa: PLR0917 - typer maps each parameter to an option
         fail("name the tools to search: --from SOURCE and/or --mcp TARGET", code=2)
     tools = (_load(source) if source is not None else []) + (_mcp_tools(mcp) if mcp else [])
     try:
-        hits = ToolSearch(tools, method=method).search(query, k)  # type: ignore[arg-type]
+        log = None if usage is None else UsageLog(usage)
+        hits = ToolSearch(tools, method=method, usage=log).search(query, k, explain=explain)  # type: ignore[arg-type]
     except EmbeddingError as exc:
         fail(str(exc))
+    except (ValueError, OSError) as exc:
+        fail(f"cannot open the usage store {usage}: {exc}")
     if as_json:
         print_json([{"name": h.name, "version": h.version, "score": round(h.score, 6), "matched": list(h.matched),
-                     "description": h.description} for h in hits])
+                     "description": h.description,
+                     **({"components": _rounded(h.components)} if explain else {})} for h in hits])
+        return
+    if explain:
+        _explain_table(query, hits, method)
         return
     table = Table(title=f"{len(hits)} of {len(tools)} tools for {query!r} ({method})", title_justify="left")
     for column in ("#", "name", "score", "matched"):
@@ -100,6 +112,32 @@ def search_command(  # noqa: PLR0917 - typer maps each parameter to an option
     for i, h in enumerate(hits, start=1):
         table.add_row(str(i), escape(h.name), f"{h.score:.4f}", ", ".join(h.matched),
                       escape(sanitize(first_line(h.description))))  # an MCP server's text is untrusted
+    stdout().print(table)
+
+
+def _rounded(components: Any) -> dict[str, dict[str, float]]:
+    return {name: {key: round(float(v), 6) for key, v in part.items()} for name, part in components.items()}
+
+
+def _explain_table(query: str, hits: list[Any], method: str) -> None:
+    from rich.markup import escape
+
+    names = list(dict.fromkeys(name for h in hits for name in h.components))
+    table = Table(title=f"score components for {query!r} ({method}): what each signal added (its raw score, rank)",
+                  title_justify="left")
+    for column in ("#", "name", "score", *names):
+        table.add_column(column, no_wrap=True, justify="left" if column == "name" else "right")
+    for i, h in enumerate(hits, start=1):
+        cells = []
+        for name in names:
+            part = h.components.get(name)
+            if part is None:
+                cells.append("")
+            elif "rank" in part:
+                cells.append(f"{part['added']:+.4f} ({part['score']:.3g}, #{int(part['rank'])})")
+            else:
+                cells.append(f"{part['added']:+.2g}")
+        table.add_row(str(i), escape(h.name), f"{h.score:.4f}", *cells)
     stdout().print(table)
 
 

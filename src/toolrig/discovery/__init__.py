@@ -4,8 +4,10 @@
   parameters and tags; embeddings (:class:`Embedder`; the ``embeddings`` extra's :func:`default_embedder`,
   :class:`MiniLMEmbedder` and :class:`WordLlamaEmbedder` in one :class:`CombinedEmbedder`); or both fused.
   An exact name or alias always ranks first; the index follows the toolset as it changes.
-* :class:`UsageLog` (from :meth:`UsageLog.record`, a runtime hook, or the audit log) makes past
-  (query → tool) pairs improve later rankings, and counts calls and successes per tool.
+* :class:`UsageLog` (from :meth:`UsageLog.record`, a runtime hook or stage, or the audit log) makes past
+  outcomes improve later rankings: successes raise a tool for similar queries, failures lower it, old
+  evidence fades, one user's weight is capped; shared across processes through a :class:`UsageStore`
+  (SQLite, Redis, PostgreSQL).
 * :class:`ProgressiveToolset` exposes only core tools plus ``search_tools`` / ``describe_tool`` /
   ``call_tool`` once all definitions would take too much of the context window.
 * Selection strategies: :class:`RuleSelector`, :class:`RetrievalSelector`, :class:`LLMSelector`,
@@ -41,6 +43,8 @@ from toolrig.discovery._select import (
 from toolrig.discovery._text import FIELDS
 from toolrig.discovery._tokens import TokenCounter, estimate_tokens, token_counter
 from toolrig.discovery._usage import META_TOOLS, ToolUsage, UsageEvent, UsageLog, UsageRecorder
+from toolrig.discovery._usage_open import open_usage_store
+from toolrig.discovery._usage_store import SqliteUsageStore, UsageStore
 from toolrig.discovery._wordllama import WordLlamaEmbedder
 
 __all__ = [
@@ -68,17 +72,20 @@ __all__ = [
     "Selection",
     "SelectionRule",
     "Selector",
+    "SqliteUsageStore",
     "TokenCounter",
     "ToolSearch",
     "ToolUsage",
     "UsageEvent",
     "UsageLog",
     "UsageRecorder",
+    "UsageStore",
     "WordLlamaEmbedder",
     "default_cache_dir",
     "default_embedder",
     "embeddings_available",
     "estimate_tokens",
+    "open_usage_store",
     "select_sync",
     "token_counter",
 ]

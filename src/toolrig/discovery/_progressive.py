@@ -46,7 +46,7 @@ class ProgressiveToolset(WrapperToolset):
 
     def __init__(self, toolset: Toolset, *, core: Iterable[str] = (), context_window: int = 128_000,
                  threshold: float = 0.10, enabled: bool | None = None, search: ToolSearch | None = None,
-                 method: Method = "bm25", embedder: Embedder | None = None, usage: UsageLog | None = None,
+                 method: Method = "bm25", embedder: Embedder | None = None, usage: UsageLog | str | None = None,
                  counter: TokenCounter | None = None, max_k: int = 20) -> None:
         super().__init__(toolset)
         if context_window <= 0 or not 0 < threshold <= 1:
@@ -55,10 +55,10 @@ class ProgressiveToolset(WrapperToolset):
         self.context_window = context_window
         self.threshold = threshold
         self.enabled = enabled
-        self.usage = usage
+        self.usage = None if usage is None else UsageLog.open(usage)
         self.max_k = max_k
         self.counter = counter or token_counter()
-        self.search = search or ToolSearch(toolset, method=method, embedder=embedder, usage=usage)
+        self.search = search or ToolSearch(toolset, method=method, embedder=embedder, usage=self.usage)
         self._meta = meta_tools(self)
         self._meta_names = {t.name: t for t in self._meta}
         self._costs: dict[int, tuple[BaseTool, int]] = {}

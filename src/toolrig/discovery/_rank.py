@@ -4,7 +4,9 @@ Hybrid search fuses BM25 and cosine similarity by *score*, not by rank: each sig
 tools a search may return (z-score: minus the mean, over the standard deviation), then weighted and summed,
 so how far a tool stands out counts, not only its place. A query with several facets (see
 :mod:`toolrig.discovery._facets`) adds the best facet's fused score, weighted. With past usage, the fused
-zero-shot list joins the history lists by reciprocal rank fusion (see :mod:`toolrig.discovery._fusion`).
+zero-shot list joins the history lists by reciprocal rank fusion (see :mod:`toolrig.discovery._fusion`): the
+tools similar past queries succeeded with raise a tool, and ``history_failures`` (the tools they failed
+with, best-evidenced first) enters with a negative weight, so it lowers them.
 """
 
 from __future__ import annotations
@@ -71,16 +73,24 @@ def hybrid_scores(index: SearchIndex, query: Query, mask: np.ndarray, weights: M
 
 def _history(index: SearchIndex, memory: QueryMemory, query: Query, mask: np.ndarray) -> list[Ranking]:
     out: list[Ranking] = []
-    slots = np.array([index.by_name.get(t, -1) for t in memory.tools], dtype=np.int64)
+    against = np.zeros(index.size, dtype=np.float32)
     vector = query.vector
     for name, votes in (("history_bm25", memory.bm25_votes(query.tokens)),
                         ("history_embedding", memory.dense_votes(vector) if vector is not None else None)):
         if votes is None:
             continue
         full = np.zeros(index.size, dtype=np.float32)
-        present = slots >= 0
-        full[slots[present]] = votes[present]
+        for tool, value in votes.items():
+            slot = index.by_name.get(tool)
+            if slot is None:
+                continue
+            if value > 0:
+                full[slot] = value
+            else:
+                against[slot] -= value
         out.append(Ranking(name, *top(full, mask, POOL, positive=True)))
+    if against.any():
+        out.append(Ranking("history_failures", *top(against, mask, POOL, positive=True)))
     return out
 
 

@@ -2,8 +2,9 @@
 
 Ranking, in order: a query that *is* a tool name or alias (case and separators ignored) puts that tool
 first; the rest are ranked by the method — BM25 scores, cosine similarity, or reciprocal rank fusion (RRF)
-of both. With a :class:`~toolrig.discovery.UsageLog`, the tools that similar past queries led to are fused
-in as further ranked lists (see :mod:`toolrig.discovery._memory`).
+of both. With a :class:`~toolrig.discovery.UsageLog`, the tools that similar past queries succeeded with are
+fused in as further ranked lists, those they failed with as a list that lowers them, and how often a tool
+succeeded breaks ties (see :mod:`toolrig.discovery._memory`).
 
 The index follows the toolset: before a search, the toolset is listed (at most every ``check_interval``
 seconds) and changed tools are applied to the index in place; past ``rebuild_threshold`` added slots the
@@ -12,16 +13,17 @@ index is rebuilt compactly, in a background thread for large toolsets (searches 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from toolrig import BaseTool
 from toolrig.discovery._embed import CachedEmbedder, Embedder
 from toolrig.discovery._facets import facets
-from toolrig.discovery._fusion import DEFAULT_WEIGHTS, fuse
+from toolrig.discovery._fusion import DEFAULT_WEIGHTS, Ranking, components, fuse
 from toolrig.discovery._index import SearchIndex, Slot
 from toolrig.discovery._memory import QueryMemory
 from toolrig.discovery._rank import Query, rankings
@@ -51,6 +53,8 @@ class SearchHit:
         version: the tool version.
         description: the tool description.
         tool: the tool itself.
+        components: with ``explain=True``, each signal's part: ``{list: {"score", "rank", "weight", "added"}}``
+            (``history_failures`` adds a negative amount), plus ``"frequency"`` and ``"exact"`` when they apply.
     """
 
     name: str
@@ -59,6 +63,7 @@ class SearchHit:
     version: str
     description: str
     tool: BaseTool = field(repr=False, compare=False)
+    components: Mapping[str, Mapping[str, float]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _as_toolset(tools: Any) -> Any:
@@ -98,7 +103,8 @@ class ToolSearch:
         method: ``"bm25"``, ``"embedding"`` or ``"hybrid"`` (BM25 and embeddings fused).
         embedder: an :class:`Embedder` (default for the dense methods: the ``embeddings`` extra's
             :func:`~toolrig.discovery.default_embedder`, MiniLM and WordLlama combined).
-        usage: past usage that improves rankings (:class:`UsageLog`); None: zero-shot only.
+        usage: past outcomes that improve rankings: a :class:`UsageLog`, or where one is shared (a SQLite path,
+            a ``redis://`` or ``postgresql://`` URL: see :meth:`UsageLog.open`); None: zero-shot only.
         aliases: extra names counting as an exact match, alias → tool name (also ``spec.metadata["aliases"]``).
         check_interval: seconds between checks of the toolset for changes (None: before every search up to
             2,000 tools, else every second; 0: always).
@@ -106,7 +112,8 @@ class ToolSearch:
             512); a single change adding more than that is built compactly at once.
         weights: fusion weights (see :data:`~toolrig.discovery._fusion.DEFAULT_WEIGHTS`): ``hybrid_bm25``,
             ``hybrid_embedding`` and ``facets`` (by z-score, hybrid), ``hybrid``, ``bm25``, ``embedding``,
-            ``history_bm25``, ``history_embedding`` (by rank).
+            ``history_bm25``, ``history_embedding``, ``history_failures`` (negative: lowers) by rank, and
+            ``frequency`` (how often a tool succeeded: ties only).
         rrf_k: the reciprocal-rank-fusion constant.
         fusion: how hybrid joins BM25 and embeddings: ``"score"`` (z-scores, weighted, plus the query's best
             facet) or ``"rrf"`` (reciprocal rank fusion of the two lists).
@@ -118,7 +125,7 @@ class ToolSearch:
     """
 
     def __init__(self, toolset: Any, *, method: Method = "bm25", embedder: Embedder | None = None,
-                 usage: UsageLog | None = None, aliases: Mapping[str, str] | None = None,
+                 usage: UsageLog | str | Any = None, aliases: Mapping[str, str] | None = None,
                  check_interval: float | None = None, rebuild_threshold: int | None = None,
                  weights: Mapping[str, float] | None = None, rrf_k: float = 10.0,
                  cache_dir: Any = None, fusion: Fusion = "score") -> None:
@@ -129,7 +136,7 @@ class ToolSearch:
         self.fusion: Fusion = fusion
         self.toolset = _as_toolset(toolset)
         self.method: Method = method
-        self.usage = usage
+        self.usage: UsageLog | None = None if usage is None else UsageLog.open(usage)
         self.aliases = dict(aliases or {})
         self.check_interval = check_interval
         self.rebuild_threshold = rebuild_threshold
@@ -242,18 +249,21 @@ class ToolSearch:
         version = usage.version
         if self._memory is not None and version == self._memory_version:
             return self._memory
-        new, complete = usage.learned_since(self._memory_version)
+        new, complete = usage.queries_since(self._memory_version)
         memory = self._memory
         if memory is None or not complete or memory.added + len(new) > max(256, len(memory) // 5):
-            memory = QueryMemory(usage.pairs(), embedder=self.embedder)  # first, or past the delta: in full
+            memory = QueryMemory(usage.queries(), usage.labels, embedder=self.embedder)  # in full
         else:
-            memory.extend(new)  # a few new pairs: added in place, no rebuild
+            memory.extend(new)  # a few new past queries: added in place, no rebuild
         self._memory, self._memory_version = memory, version
         return memory
 
     # -- searching ---------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, *, filters: Filters | None = None) -> list[SearchHit]:
+    def search(self, query: str, k: int = 5, *, filters: Filters | None = None,
+               explain: bool = False) -> list[SearchHit]:
         """The ``k`` best tools for ``query``, best first (an exact name or alias match always first).
+
+        With ``explain``, each hit carries its score's :attr:`SearchHit.components`.
 
         Raises:
             ValueError: an unknown filter key.
@@ -275,16 +285,49 @@ class ToolSearch:
                                         fusion=self.fusion)
             if not lists:
                 return []
-            order, scores = fuse(lists, self.weights, self.rrf_k, k + 1, single=len(lists) == 1)
+            single = len(lists) == 1
+            tiebreak = self._tiebreak(index) if not single else None
+            order, scores = fuse(lists, self.weights, self.rrf_k, k + 1, single=single, tiebreak=tiebreak)
             exact = query if query in index.by_name else index.exact(query)
             if exact is not None and mask[index.by_name[exact]]:
                 first = index.by_name[exact]
                 order = [first, *(i for i in order if i != first)]
             exact_slot = index.by_name.get(exact) if exact else None
             dense = frozenset(dense_top)
-            history = frozenset(i for r in lists if r.name.startswith("history") for i in r.order)
-            return [self._hit(index, i, scores.get(i, 0.0), parts.tokens, exact=i == exact_slot,
+            history = frozenset(i for r in lists if r.name in ("history_bm25", "history_embedding") for i in r.order)
+            hits = [self._hit(index, i, scores.get(i, 0.0), parts.tokens, exact=i == exact_slot,
                               dense=i in dense, history=i in history) for i in order[:k]]
+            if explain:
+                hits = [replace(h, components=self._components(lists, i, single, tiebreak, i == exact_slot))
+                        for h, i in zip(hits, order, strict=False)]
+            return hits
+
+    def _tiebreak(self, index: SearchIndex) -> dict[int, float] | None:
+        weight = self.weights.get("frequency", 0.0)
+        if self.usage is None or not weight:
+            return None
+        out = {}
+        for tool, n in self.usage.frequency().items():
+            slot = index.by_name.get(tool)
+            if slot is not None:
+                out[slot] = weight * math.log1p(n)
+        return out
+
+    def _components(self, lists: list[Ranking], slot: int, single: bool, tiebreak: Mapping[int, float] | None,
+                    exact: bool) -> dict[str, dict[str, float]]:
+        out = components(lists, self.weights, self.rrf_k, slot, single=single)
+        if tiebreak and slot in tiebreak:
+            out["frequency"] = {"score": tiebreak[slot], "weight": self.weights["frequency"], "added": tiebreak[slot]}
+        if exact:
+            out["exact"] = {"score": 1.0, "weight": 1.0, "added": 0.0}
+        return out
+
+    def alternatives(self, tool: BaseTool, k: int = 5) -> list[str]:
+        """Tools that could do ``tool``'s job, best first: a search for its description (and name), itself left
+        out. This makes a ToolSearch the finder of ``Runtime(fallback="search", finder=search)``."""
+        spec = tool.spec
+        query = f"{spec.name.replace('_', ' ')} {spec.description[:1000]}".strip()
+        return [name for name in self.rank(query, k + 1) if name != spec.name][:k]
 
     def rank(self, query: str, k: int = 10) -> list[str]:
         """Tool names only (the ranker contract of the retrieval benchmark)."""

@@ -51,6 +51,21 @@ def normalize_name(text: str) -> str:
     return " ".join(words(text))
 
 
+def _with_values(description: str, schema: Any) -> str:
+    """``description`` followed by the values an enum (or its items' enum) allows: ``"unit (celsius, kelvin)"``
+    lets a query that names a value (``"in kelvin"``) find the tool."""
+    if not isinstance(schema, Mapping):
+        return description
+    values = schema.get("enum")
+    items = schema.get("items")
+    if values is None and isinstance(items, Mapping):
+        values = items.get("enum")
+    if not isinstance(values, list) or not values:
+        return description
+    shown = ", ".join(str(v) for v in values[:50] if isinstance(v, str | int | float) and not isinstance(v, bool))
+    return f"{description} ({shown})".strip() if shown else description
+
+
 def _schema_parts(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
     """``(parameter name, its description)`` for every property, nested ones included (bounded depth)."""
     if not isinstance(schema, Mapping) or depth > 6:
@@ -59,7 +74,7 @@ def _schema_parts(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
     if isinstance(props, Mapping):
         for key, sub in props.items():
             desc = sub.get("description") if isinstance(sub, Mapping) else None
-            yield str(key), desc if isinstance(desc, str) else ""
+            yield str(key), _with_values(desc if isinstance(desc, str) else "", sub)
             yield from _schema_parts(sub, depth + 1)
     for key in ("items", "additionalProperties"):
         yield from _schema_parts(schema.get(key), depth + 1)
@@ -83,7 +98,8 @@ class ToolText:
         version: the tool version.
         title: a human title (MCP ``annotations.title``), or "".
         description: the description.
-        parameters: parameter names and descriptions, one ``name: description`` per line.
+        parameters: parameter names and descriptions (with their enum values), one ``name: description``
+            per line.
         tags: the tags, space-separated.
         aliases: other names that count as an exact name match.
         digest: a hash of everything above: equal digests mean an unchanged tool.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Literal
 
+from toolrig.errors import PackageError
 from toolrig.packages._findings import Finding
 
 __all__ = ["MAX_FILES", "MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "PackageFiles", "PackageKind", "UsageError",
@@ -31,8 +32,8 @@ _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv"
 PackageKind = Literal["wheel", "sdist", "directory"]
 
 
-class UsageError(ValueError):
-    """The path is not something that can be scanned (missing, or neither a wheel, an sdist nor a folder)."""
+UsageError = PackageError
+"""The path is not something that can be scanned (missing, or neither a wheel, an sdist nor a folder)."""
 
 
 @dataclass

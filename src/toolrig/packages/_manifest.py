@@ -27,6 +27,8 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from toolrig.errors import ManifestError
+
 __all__ = ["MANIFEST_FILE", "Capabilities", "Manifest", "ManifestError", "parse_manifest", "under"]
 
 MANIFEST_FILE = "toolrig.toml"
@@ -35,10 +37,6 @@ MANIFEST_FILE = "toolrig.toml"
 _HOST = re.compile(r"(\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\Z")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TOOL = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*\Z")
-
-
-class ManifestError(ValueError):
-    """A ``[tool.toolrig]`` table that does not say clearly what the package needs."""
 
 
 @dataclass(frozen=True, kw_only=True)

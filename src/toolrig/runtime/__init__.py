@@ -33,11 +33,13 @@ from toolrig.runtime.executors import (
     ThreadHop,
 )
 from toolrig.runtime.stages import (
+    AlternativeFinder,
     ApprovalStage,
     ApprovalTimeout,
     AuditStage,
     BreakerStage,
     CacheStage,
+    FallbackStage,
     FenceStage,
     HooksStage,
     LoopGuardStage,
@@ -55,6 +57,7 @@ from toolrig.runtime.stages import (
 __all__ = [
     "REPAIR_KINDS",
     "AfterCallHook",
+    "AlternativeFinder",
     "ApprovalHandler",
     "ApprovalStage",
     "ApprovalTimeout",
@@ -72,6 +75,7 @@ __all__ = [
     "Executor",
     "Executors",
     "FakeClock",
+    "FallbackStage",
     "FenceStage",
     "Hook",
     "HooksStage",

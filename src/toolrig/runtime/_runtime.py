@@ -30,6 +30,7 @@ from toolrig.runtime._recorder import Recorder, recorded
 from toolrig.runtime._repairs import RepairCounts
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime.executors import Executors
+from toolrig.runtime.stages import AlternativeFinder, FallbackMode, FallbackStage, with_fallback
 from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
 
 if TYPE_CHECKING:
@@ -118,6 +119,10 @@ class Runtime:
             (``"closed"``).
         recorder: records (or replays) what reaches the tool body, each attempt: a
             :class:`toolrig.replay.Cassette`, or any :class:`~toolrig.runtime.Recorder`.
+        fallback: when a call ends unavailable, circuit open, timed out or with a retryable execution error,
+            try the tool's declared ``alternatives`` (``"declared"``), then also those ``finder`` ranks whose
+            schema fits (``"search"``); None (default): no fallback. See :class:`~toolrig.runtime.FallbackStage`.
+        finder: what ranks alternatives for ``fallback="search"`` (e.g. a ``toolrig.discovery.ToolSearch``).
 
     Raises:
         ValueError: ``state_failure`` is neither ``"open"`` nor ``"closed"`` (or ``state`` names no backend).
@@ -128,7 +133,8 @@ class Runtime:
                  state: str | StateBackend | None = "memory", approval: ApprovalHandler | None = None,
                  clock: Clock | None = None, policy: PolicyLike | Stage | StageLike | None = None,
                  executors: Executors | None = None, allow_selectors: bool = False,
-                 state_failure: StateFailure = "open", recorder: Recorder | None = None) -> None:
+                 state_failure: StateFailure = "open", recorder: Recorder | None = None,
+                 fallback: FallbackMode | None = None, finder: AlternativeFinder | None = None) -> None:
         from toolrig.runtime._defaults import default_stages
         from toolrig.state import check_state_failure, make_state
 
@@ -144,6 +150,11 @@ class Runtime:
             stages if stages is not None else default_stages(audit=audit, audit_mode=audit_mode)))
         if policy is not None:
             self.stages = _with_policy(self.stages, policy, self.toolset, default=stages is None)
+        if fallback is not None:  # alternatives run through this runtime's whole pipeline (self.call)
+            self.stages = tuple(as_stage(s) for s in with_fallback(self.stages, FallbackStage(fallback, finder=finder)))
+        for stage in self.stages:
+            if isinstance(stage, FallbackStage) and stage.runner is None:
+                stage.bind(self.call)
         self._offered = _offered(self.toolset, self.stages)
         self.recorder = recorder
         self._chain: CallNext = self._build()

@@ -23,9 +23,10 @@
         max_items: 20
         step: {id: fetch, tool: get_place, args: {id: "${item.id}"}}
 
-A step has exactly one of ``tool`` (with ``args``), ``sequence``, ``parallel`` (with ``mode``,
-``max_concurrency``), ``branch`` (a list of ``when`` / ``then``, and ``else``) or ``foreach`` (with ``step``,
-``max_items``, ``max_concurrency``); any step may have ``on_error`` (``stop``, ``continue`` or a fallback step).
+A step has exactly one of ``tool`` (with ``args``, and an optional ``description``: the query a usage recorder
+learns from), ``sequence``, ``parallel`` (with ``mode``, ``max_concurrency``), ``branch`` (a list of ``when`` /
+``then``, and ``else``) or ``foreach`` (with ``step``, ``max_items``, ``max_concurrency``); any step may have
+``on_error`` (``stop``, ``continue`` or a fallback step).
 Files are read with a YAML loader that builds plain data only (no tags, no aliases): nothing in a file runs.
 """
 
@@ -56,7 +57,7 @@ MAX_FILE_BYTES = 1_000_000
 
 _KINDS = ("tool", "sequence", "parallel", "branch", "foreach")
 _KEYS = {
-    "tool": {"id", "tool", "args", "on_error"},
+    "tool": {"id", "tool", "args", "on_error", "description"},
     "sequence": {"id", "sequence", "on_error"},
     "parallel": {"id", "parallel", "mode", "max_concurrency", "on_error"},
     "branch": {"id", "branch", "else", "on_error"},
@@ -173,7 +174,8 @@ def step_from_dict(data: Any, where: str = "step", depth: int = 0) -> Step:
     kind = _kind(data, f"{where} ({data.get('id', '?')})")
     common: dict[str, Any] = {"id": data.get("id"), "on_error": _on_error(data, where, depth)}
     if kind == "tool":
-        return ToolStep(tool=data["tool"], args=data.get("args") or {}, **common)
+        return ToolStep(tool=data["tool"], args=data.get("args") or {}, description=data.get("description"),
+                        **common)
     if kind == "sequence":
         return SequenceStep(steps=tuple(_list(data["sequence"], f"{where}.sequence", depth)), **common)
     if kind == "parallel":
@@ -195,6 +197,8 @@ def step_to_dict(step: Step) -> dict[str, Any]:
     out: dict[str, Any] = {"id": step.id}
     if isinstance(step, ToolStep):
         out.update(tool=step.tool, args=json.loads(json.dumps(step.args)))
+        if step.description is not None:
+            out["description"] = step.description
     elif isinstance(step, SequenceStep):
         out["sequence"] = [step_to_dict(s) for s in step.steps]
     elif isinstance(step, ParallelStep):

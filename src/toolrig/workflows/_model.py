@@ -87,12 +87,17 @@ def json_data(value: Any, where: str, depth: int = 0) -> Any:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolStep:
-    """One call of ``tool`` with ``args`` (JSON data; strings may hold ``${...}`` references)."""
+    """One call of ``tool`` with ``args`` (JSON data; strings may hold ``${...}`` references).
+
+    ``description`` says what the step is for: the call's ``metadata["query"]``, so a usage recorder learns
+    which tool served it (see :class:`toolrig.discovery.UsageLog`).
+    """
 
     id: str
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)
     on_error: OnError | Step | None = None
+    description: str | None = None
     parsed: Mapping[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +106,8 @@ class ToolStep:
             raise DefinitionError(f"step {self.id!r}: {self.tool!r} is not a tool name")
         if not isinstance(self.args, Mapping):
             raise DefinitionError(f"step {self.id!r}: args must be an object of argument names to values")
+        if self.description is not None and (not isinstance(self.description, str) or len(self.description) > 2000):
+            raise DefinitionError(f"step {self.id!r}: description must be text of at most 2,000 characters")
         parsed = json_data(self.args, f"step {self.id!r} args")
         object.__setattr__(self, "args", freeze(dict(self.args)))
         object.__setattr__(self, "parsed", parsed)

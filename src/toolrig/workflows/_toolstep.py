@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from jmespath.exceptions import JMESPathError
@@ -134,6 +135,8 @@ async def _wait(ex: Execution, step: ToolStep, key: str, arguments: Mapping[str,
 async def _call(ex: Execution, step: ToolStep, key: str, arguments: Mapping[str, Any], approver: Any) -> StepRun:
     call = ToolCall(id=f"{ex.run_id}:{key}", name=step.tool, arguments=dict(arguments))
     context = ex.step_context(key).derive(approver=approver)
+    if step.description:  # what the step is for: the query a usage recorder learns from
+        context = context.derive(metadata=MappingProxyType({**context.metadata, "query": step.description}))
     await ex.journal_step(StepRecord(key=key, state="started", tool=step.tool, call_id=call.id,
                                      arguments=DEFAULT_REDACTOR.value(dict(arguments)), time=time.time()))
     ex.notify(key, step.tool, None)

@@ -6,6 +6,13 @@ from toolrig.runtime.stages._approval import ApprovalStage, ApprovalTimeout
 from toolrig.runtime.stages._audit import AuditMode, AuditStage
 from toolrig.runtime.stages._breaker import BreakerStage
 from toolrig.runtime.stages._cache import CacheScope, CacheStage
+from toolrig.runtime.stages._fallback import (
+    AlternativeFinder,
+    FallbackMode,
+    FallbackStage,
+    fallback_reason,
+    with_fallback,
+)
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._hooks import HooksStage
 from toolrig.runtime.stages._loopguard import LoopGuardStage
@@ -19,6 +26,7 @@ from toolrig.runtime.stages._timeout import TimeoutStage
 from toolrig.runtime.stages._validate import ValidateStage
 
 __all__ = [
+    "AlternativeFinder",
     "ApprovalStage",
     "ApprovalTimeout",
     "AuditMode",
@@ -26,6 +34,8 @@ __all__ = [
     "BreakerStage",
     "CacheScope",
     "CacheStage",
+    "FallbackMode",
+    "FallbackStage",
     "FenceStage",
     "HooksStage",
     "LoopGuardStage",
@@ -39,4 +49,6 @@ __all__ = [
     "TelemetryStage",
     "TimeoutStage",
     "ValidateStage",
+    "fallback_reason",
+    "with_fallback",
 ]
