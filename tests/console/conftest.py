@@ -1,4 +1,4 @@
-"""Fixtures of the console's tests: one chromium (Debian's, through Playwright) per session; a fresh context and
+"""Fixtures of the console's tests: one chromium (Debian's, through Playwright) per test module; a fresh context and
 page per test, failing the test on any console error or CSP violation."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ import pytest
 from console_helpers import PageProblems, need_chromium
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
+    """Playwright's sync API runs an event loop in this thread while it is open: closed at the module's end, so
+    that the tests after it can run their own loops (``anyio.run``, ``asyncio.run``)."""
     executable = need_chromium()
     from playwright.sync_api import sync_playwright
 
