@@ -17,6 +17,8 @@ and reads every response body itself, in pieces, holding at most ``limit`` bytes
   request it answered, known from its first or last bytes, gets the error;
 * while a body is read for a request, reading stops when the client cancels that request (its deadline
   passed): the cancellation is a ``notifications/cancelled`` POST through this same transport;
+* a POST's answer the SDK closes before its end (it stops at the event it waits for) is read to its end first,
+  briefly (``DRAIN_SECONDS``), so that the keep-alive connection serves the next request instead of a new one;
 * requests ask for ``Accept-Encoding: identity`` and a compressed body is refused unread, so a cap on the
   bytes read is a cap on the message (no decompression bomb).
 """
@@ -40,6 +42,9 @@ __all__ = ["BoundedTransport"]
 log = logging.getLogger("toolrig.mcp")
 
 RequestId = str | int
+
+DRAIN_SECONDS = 0.5
+"""How long closing a POST's unfinished answer waits for its end (see ``_Body._drain``)."""
 
 
 def _sent_message(request: httpx2.Request) -> Any:
@@ -154,9 +159,28 @@ class _Body(httpx2.AsyncByteStream):
         self.chunks: AsyncIterator[bytes] = aiter(inner)
 
     async def aclose(self) -> None:
-        if self.request_id is not None:
-            self.owner.awaiting.done(self.request_id)
-        await self.inner.aclose()
+        try:
+            if self.request_id is not None and self.request_id in self.owner.awaiting:
+                await self._drain()
+        finally:
+            if self.request_id is not None:
+                self.owner.awaiting.done(self.request_id)
+            await self.inner.aclose()
+
+    async def _drain(self) -> None:
+        """Read what is left of a POST's answer, briefly, so that its keep-alive connection can be used again.
+
+        The SDK closes a POST's SSE stream as soon as the answer it waits for has arrived, before the server's
+        end of the stream (which follows at once) was read: closing a response before its end closes its TCP
+        connection, and every call would open a new one. What is left is read (and dropped) for at most
+        ``DRAIN_SECONDS`` and ``limit`` bytes; a server that keeps the stream open longer loses the connection.
+        """
+        size = 0
+        with anyio.move_on_after(DRAIN_SECONDS):
+            async for chunk in self.chunks:
+                size += len(chunk)
+                if size > self.owner.limit:
+                    return
 
 
 class _Refused(_Body):
