@@ -244,16 +244,16 @@ def run_front(kind: str, peers: str, budget: Budget, gateway: Sequence[str]) -> 
                 return anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", budget, pid)
 
 
-def run_server(kind: str, peers: str, budget: Budget) -> Run:
-    which, transport = kind.split("-")
+def run_server(kind: str, peers: str, budget: Budget, variants: dict[str, str] | None = None) -> Run:
+    which, transport, *variant = kind.split("-", 2)
     python = PY if which == "toolrig" else peers
+    script = [(variants or {})[variant[0]]] if variant else [str(SERVERS), which]
     if transport == "stdio":
         from mcp import StdioServerParameters
 
-        return anyio.run(_measure, StdioServerParameters(command=python, args=[str(SERVERS), which, "stdio"]),
-                         budget, None)
+        return anyio.run(_measure, StdioServerParameters(command=python, args=[*script, "stdio"]), budget, None)
     port = _free_port()
-    with _process([python, str(SERVERS), which, "http", str(port)], port) as pid:
+    with _process([python, *script, "http", str(port)], port) as pid:
         return anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", budget, pid)
 
 
@@ -312,6 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gateway-variant", action="append", default=[], metavar="NAME=SCRIPT",
                         help="also run the gateway as `python SCRIPT serve ...` under the name gateway-NAME "
                              "(to compare a change in one interleaved run)")
+    parser.add_argument("--server-variant", action="append", default=[], metavar="NAME=SCRIPT",
+                        help="also run toolrig's server as `python SCRIPT http PORT` (or `stdio`) under the name "
+                             "toolrig-http-NAME (and toolrig-stdio-NAME when asked for in --subjects)")
     parser.add_argument("--peers-python", help="the peers' interpreter (default: made from requirements-mcp.txt)")
     parser.add_argument("--json", type=Path, help="write the rows and targets here")
     args = parser.parse_args(argv)
@@ -322,13 +325,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         name, _, script = variant.partition("=")
         gateways[f"gateway-{name}"] = [PY, script]
         LABELS[f"gateway-{name}"] = f"gateway ({name})"
+    servers: dict[str, str] = {}
+    for variant in args.server_variant:
+        name, _, script = variant.partition("=")
+        servers[name] = script
+        LABELS[f"toolrig-http-{name}"] = f"toolrig server, HTTP ({name})"
+        LABELS[f"toolrig-stdio-{name}"] = f"toolrig server, stdio ({name})"
     subjects = [s for s in args.subjects.split(",") if s] + [g for g in gateways if g != "gateway"]
+    subjects += [f"toolrig-http-{name}" for name in servers if f"toolrig-http-{name}" not in subjects]
     runs: dict[str, list[Run]] = {s: [] for s in subjects}
     for round_ in range(args.rounds):
         order = random.sample(subjects, len(subjects))  # interleaved: a busy spell of the machine hits all alike
         for subject in order:
-            if subject in SERVER_ROWS:
-                run = run_server(subject, peers, budget)
+            if subject in SERVER_ROWS or subject.startswith("toolrig-"):
+                run = run_server(subject, peers, budget, servers)
             else:
                 run = run_front(subject, peers, budget, gateways.get(subject, gateways["gateway"]))
             runs[subject].append(run)

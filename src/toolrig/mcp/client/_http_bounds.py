@@ -17,8 +17,10 @@ and reads every response body itself, in pieces, holding at most ``limit`` bytes
   request it answered, known from its first or last bytes, gets the error;
 * while a body is read for a request, reading stops when the client cancels that request (its deadline
   passed): the cancellation is a ``notifications/cancelled`` POST through this same transport;
-* a POST's answer the SDK closes before its end (it stops at the event it waits for) is read to its end first,
-  briefly (``DRAIN_SECONDS``), so that the keep-alive connection serves the next request instead of a new one;
+* a POST's SSE stream is read to its end (briefly: ``DRAIN_SECONDS``) before the event answering its request is
+  passed on, and so is a body the SDK closes early: the SDK stops at the answer it waits for, and closing a
+  response before its end closes its TCP connection. Read to the end, the keep-alive connection serves the next
+  request (one connection, not one per call);
 * requests ask for ``Accept-Encoding: identity`` and a compressed body is refused unread, so a cap on the
   bytes read is a cap on the message (no decompression bomb).
 """
@@ -248,6 +250,10 @@ class _EventBody(_Body):
                 out = events.feed(chunk)
             for event in out:
                 passed, ends = self._pass(event)
+                if passed is not None and not ends and self._answers(passed):
+                    await self._drain()  # the end of the stream first: the connection is free when the caller
+                    yield passed  # has its answer (and sends its next request)
+                    return
                 if passed is not None:
                     yield passed
                 if ends:
@@ -260,6 +266,14 @@ class _EventBody(_Body):
                 if stop is not None:
                     yield stop
                     return
+
+    def _answers(self, event: bytes) -> bool:
+        """Whether ``event`` is the answer to this POST's request (the last message its stream carries)."""
+        if self.request_id is None:
+            return False
+        message = _event_message(event)
+        return (isinstance(message, dict) and "method" not in message
+                and str(message.get("id")) == str(self.request_id))
 
     def _pass(self, event: bytes | Oversized) -> tuple[bytes | None, bool]:
         """What goes on for one whole event (None: nothing), and whether the stream ends after it."""
@@ -304,10 +318,15 @@ class _EventBody(_Body):
     def _note(self, event: bytes) -> None:
         """On a GET stream, an answer that arrives ends the wait for it (one parse of the event's data)."""
         if self.request_id is None and len(self.owner.awaiting):
-            data = b"\n".join(line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:"))
-            try:
-                message = pydantic_core.from_json(data, cache_strings=False) if data else None
-            except ValueError:
-                return
+            message = _event_message(event)
             if isinstance(message, dict) and "method" not in message and "id" in message:
                 self.owner.awaiting.done(message["id"])
+
+
+def _event_message(event: bytes) -> Any:
+    """The JSON value of an SSE event's data (None: no data, or not JSON)."""
+    data = b"\n".join(line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:"))
+    try:
+        return pydantic_core.from_json(data, cache_strings=False) if data else None
+    except ValueError:
+        return None
