@@ -1,7 +1,7 @@
 """MCP serving speed, side by side: the gateway against the upstream itself and its peer fronts; toolrig's server
 against the SDK's.
 
-    uv run --all-extras python bench/bench_mcp.py                  # everything (about 10 minutes)
+    uv run --all-extras python bench/bench_mcp.py                  # everything (about 15 minutes)
     uv run --all-extras python bench/bench_mcp.py --rounds 3 --seconds 3
     uv run --all-extras python bench/bench_mcp.py --subjects direct,gateway
 
