@@ -82,6 +82,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.server = server
         self.awaiting = Awaiting()
         self._reading: dict[str, set[anyio.CancelScope]] = {}
+        self.reads_ahead = True
+        """Whether a POST's stream is read to its end before its answer passes: until one did not end in time."""
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         sent = _sent_message(request)
@@ -175,14 +177,21 @@ class _Body(httpx2.AsyncByteStream):
         The SDK closes a POST's SSE stream as soon as the answer it waits for has arrived, before the server's
         end of the stream (which follows at once) was read: closing a response before its end closes its TCP
         connection, and every call would open a new one. What is left is read (and dropped) for at most
-        ``DRAIN_SECONDS`` and ``limit`` bytes; a server that keeps the stream open longer loses the connection.
+        ``DRAIN_SECONDS`` and ``limit`` bytes; a server that keeps the stream open longer loses the connection,
+        and its later answers pass at once (``reads_ahead`` off: one call waited, not every call).
         """
+        if not self.owner.reads_ahead:
+            return
         size = 0
-        with anyio.move_on_after(DRAIN_SECONDS):
+        with anyio.move_on_after(DRAIN_SECONDS) as scope:
             async for chunk in self.chunks:
                 size += len(chunk)
                 if size > self.owner.limit:
                     return
+        if scope.cancelled_caught:  # a server that keeps its streams open: its answers pass at once from now on
+            self.owner.reads_ahead = False
+            log.info("MCP server %s keeps a POST's stream open after its answer: each call gets a new connection",
+                     self.owner.server)
 
 
 class _Refused(_Body):
