@@ -198,3 +198,35 @@ async def test_the_body_of_a_cancelled_request_is_not_read_further(kind: str) ->
                 else:
                     assert [c async for c in chunks] == []
     assert body.pulled == 1  # the read waiting on the server was stopped; nothing after it was read
+
+
+async def test_a_post_stream_is_read_to_its_end_before_its_answer_passes() -> None:
+    body = Body([*sse(answer(21, "done")), b": the end of the stream\n\n"])
+
+    def handler(req: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async with client(handler) as http, http.stream("POST", URL, json=request(21)) as response:
+        async for chunk in response.aiter_bytes():
+            assert events_of(chunk)[0].id == 21
+            assert body.pulled == 2  # the whole stream was read before the answer came out
+            break
+
+
+async def test_a_server_keeping_its_post_streams_open_delays_one_answer_not_every_answer() -> None:
+    never = anyio.Event()  # the server never ends its streams after the answer
+
+    def handler(req: httpx2.Request) -> httpx2.Response:
+        ident = json.loads(req.content)["id"]
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                               content=Body([*sse(answer(ident, "open")), b": more\n\n"], gate=never))
+
+    bounded = BoundedTransport(httpx2.MockTransport(handler), limit=LIMIT, server="up")
+    async with httpx2.AsyncClient(transport=bounded) as http:
+        for ident in (31, 32, 33):
+            with anyio.fail_after(30):
+                async with http.stream("POST", URL, json=request(ident)) as response:
+                    async for chunk in response.aiter_bytes():
+                        assert events_of(chunk)[0].id == ident
+                        break
+            assert not bounded.reads_ahead  # off after the first stream that did not end: the others passed at once

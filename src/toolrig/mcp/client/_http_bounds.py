@@ -17,6 +17,10 @@ and reads every response body itself, in pieces, holding at most ``limit`` bytes
   request it answered, known from its first or last bytes, gets the error;
 * while a body is read for a request, reading stops when the client cancels that request (its deadline
   passed): the cancellation is a ``notifications/cancelled`` POST through this same transport;
+* a POST's SSE stream is read to its end (briefly: ``DRAIN_SECONDS``) before the event answering its request is
+  passed on, and so is a body the SDK closes early: the SDK stops at the answer it waits for, and closing a
+  response before its end closes its TCP connection. Read to the end, the keep-alive connection serves the next
+  request (one connection, not one per call);
 * requests ask for ``Accept-Encoding: identity`` and a compressed body is refused unread, so a cap on the
   bytes read is a cap on the message (no decompression bomb).
 """
@@ -40,6 +44,9 @@ __all__ = ["BoundedTransport"]
 log = logging.getLogger("toolrig.mcp")
 
 RequestId = str | int
+
+DRAIN_SECONDS = 0.5
+"""How long closing a POST's unfinished answer waits for its end (see ``_Body._drain``)."""
 
 
 def _sent_message(request: httpx2.Request) -> Any:
@@ -75,6 +82,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.server = server
         self.awaiting = Awaiting()
         self._reading: dict[str, set[anyio.CancelScope]] = {}
+        self.reads_ahead = True
+        """Whether a POST's stream is read to its end before its answer passes: until one did not end in time."""
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         sent = _sent_message(request)
@@ -154,9 +163,35 @@ class _Body(httpx2.AsyncByteStream):
         self.chunks: AsyncIterator[bytes] = aiter(inner)
 
     async def aclose(self) -> None:
-        if self.request_id is not None:
-            self.owner.awaiting.done(self.request_id)
-        await self.inner.aclose()
+        try:
+            if self.request_id is not None and self.request_id in self.owner.awaiting:
+                await self._drain()
+        finally:
+            if self.request_id is not None:
+                self.owner.awaiting.done(self.request_id)
+            await self.inner.aclose()
+
+    async def _drain(self) -> None:
+        """Read what is left of a POST's answer, briefly, so that its keep-alive connection can be used again.
+
+        The SDK closes a POST's SSE stream as soon as the answer it waits for has arrived, before the server's
+        end of the stream (which follows at once) was read: closing a response before its end closes its TCP
+        connection, and every call would open a new one. What is left is read (and dropped) for at most
+        ``DRAIN_SECONDS`` and ``limit`` bytes; a server that keeps the stream open longer loses the connection,
+        and its later answers pass at once (``reads_ahead`` off: one call waited, not every call).
+        """
+        if not self.owner.reads_ahead:
+            return
+        size = 0
+        with anyio.move_on_after(DRAIN_SECONDS) as scope:
+            async for chunk in self.chunks:
+                size += len(chunk)
+                if size > self.owner.limit:
+                    return
+        if scope.cancelled_caught:  # a server that keeps its streams open: its answers pass at once from now on
+            self.owner.reads_ahead = False
+            log.info("MCP server %s keeps a POST's stream open after its answer: each call gets a new connection",
+                     self.owner.server)
 
 
 class _Refused(_Body):
@@ -224,6 +259,10 @@ class _EventBody(_Body):
                 out = events.feed(chunk)
             for event in out:
                 passed, ends = self._pass(event)
+                if passed is not None and not ends and self._answers(passed):
+                    await self._drain()  # the end of the stream first: the connection is free when the caller
+                    yield passed  # has its answer (and sends its next request)
+                    return
                 if passed is not None:
                     yield passed
                 if ends:
@@ -236,6 +275,14 @@ class _EventBody(_Body):
                 if stop is not None:
                     yield stop
                     return
+
+    def _answers(self, event: bytes) -> bool:
+        """Whether ``event`` is the answer to this POST's request (the last message its stream carries)."""
+        if self.request_id is None:
+            return False
+        message = _event_message(event)
+        return (isinstance(message, dict) and "method" not in message
+                and str(message.get("id")) == str(self.request_id))
 
     def _pass(self, event: bytes | Oversized) -> tuple[bytes | None, bool]:
         """What goes on for one whole event (None: nothing), and whether the stream ends after it."""
@@ -280,10 +327,15 @@ class _EventBody(_Body):
     def _note(self, event: bytes) -> None:
         """On a GET stream, an answer that arrives ends the wait for it (one parse of the event's data)."""
         if self.request_id is None and len(self.owner.awaiting):
-            data = b"\n".join(line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:"))
-            try:
-                message = pydantic_core.from_json(data, cache_strings=False) if data else None
-            except ValueError:
-                return
+            message = _event_message(event)
             if isinstance(message, dict) and "method" not in message and "id" in message:
                 self.owner.awaiting.done(message["id"])
+
+
+def _event_message(event: bytes) -> Any:
+    """The JSON value of an SSE event's data (None: no data, or not JSON)."""
+    data = b"\n".join(line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:"))
+    try:
+        return pydantic_core.from_json(data, cache_strings=False) if data else None
+    except ValueError:
+        return None

@@ -38,6 +38,8 @@ from toolrig.mcp.server._sessions import SessionManager
 __all__ = ["HostOriginGuard", "allowed_hosts_for", "build_app"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_KNOWN_MAX = 1024
+"""Most Host / Origin decisions a guard remembers (then it forgets them all and decides again)."""
 
 
 def _bracketed(host: str) -> str:
@@ -118,19 +120,37 @@ class HostOriginGuard:
         self.origins = list(origins)
         self.port = port
         self.bound = frozenset(h.lower() for h in bound)
+        self._known: dict[tuple[bytes, bool], bool] = {}
+        """Decisions already taken, by header value (a client sends the same Host on every request)."""
+
+    def _allowed(self, value: bytes, *, origin: bool) -> bool:
+        key = (value, origin)
+        known = self._known.get(key)
+        if known is None:
+            known = _matches(value.decode("latin-1"), self.origins if origin else self.hosts, origin=origin,
+                             port=self.port, bound=self.bound)
+            if len(self._known) >= _KNOWN_MAX:
+                self._known.clear()
+            self._known[key] = known
+        return known
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
-        origins = [v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"]
-        if len(hosts) != 1 or not _matches(hosts[0], self.hosts, port=self.port, bound=self.bound):
+        host: bytes | None = None
+        origin: bytes | None = None
+        hosts = origins = 0
+        for key, value in scope["headers"]:
+            if key == b"host":
+                host, hosts = value, hosts + 1
+            elif key == b"origin":
+                origin, origins = value, origins + 1
+        if hosts != 1 or host is None or not self._allowed(host, origin=False):
             await Response("Invalid Host header: this server does not answer to that name; its operator can add "
                            "it to [serve] allowed_hosts (toolrig.toml)", status_code=421)(scope, receive, send)
             return
-        if len(origins) > 1 or (origins and not _matches(origins[0], self.origins, origin=True, port=self.port,
-                                                          bound=self.bound)):
+        if origins > 1 or (origin is not None and not self._allowed(origin, origin=True)):
             await Response("Invalid Origin header", status_code=403)(scope, receive, send)
             return
         await self.app(scope, receive, send)

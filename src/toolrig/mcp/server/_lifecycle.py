@@ -92,7 +92,9 @@ def _uvicorn(app: Any, log_level: str) -> Any:
         def capture_signals(self) -> Iterator[None]:
             yield
 
-    return Server(uvicorn.Config(app, log_level=log_level, lifespan="on",
+    # access lines are logged at INFO: below that level, uvicorn would still format their parts for every request
+    access = log_level.lower() in ("trace", "debug", "info")
+    return Server(uvicorn.Config(app, log_level=log_level, lifespan="on", access_log=access,
                                  timeout_graceful_shutdown=GRACEFUL_SHUTDOWN))
 
 
