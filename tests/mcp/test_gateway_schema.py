@@ -84,3 +84,19 @@ def test_the_gateway_asks_the_client_with_the_tool_versions(tmp_path: Path) -> N
                       pins=open_pins(tmp_path / "mcp.db"))
     approver = gateway.runtime.services.approval  # type: ignore[attr-defined]
     assert approver.tools is gateway.toolset
+
+
+def test_a_relative_approval_queue_sits_beside_the_config_not_where_serve_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``[approvals] queue = "approvals.db"`` means the config's folder (like the audit log), so that
+    ``toolrig approvals`` from another terminal finds it and the hint it prints names it in full."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = config_from_mapping({"builtins": {"root": str(project)},
+                                  "approvals": {"backend": "queue", "queue": "approvals.db"}}, base=project)
+    gateway = Gateway(config, pins=open_pins(tmp_path / "mcp.db"))
+    queue = gateway.runtime.services.approval  # type: ignore[attr-defined]
+    assert Path(queue.store.path) == project / "approvals.db"
+    assert not (elsewhere / "approvals.db").exists()

@@ -268,7 +268,10 @@ class Gateway:
         section = self.config.approvals
         backend = section.get("backend", "client")
         timeout = float(section.get("timeout", 300.0))
-        queue = ApprovalQueue(section.get("queue"), timeout=timeout, tools=self.toolset)
+        location = section.get("queue")
+        if isinstance(location, str) and "://" not in location:  # a file: beside the config, like the audit log
+            location = str(self.config.path(location))
+        queue = ApprovalQueue(location, timeout=timeout, tools=self.toolset)
         if backend == "client":
             return ClientApprover(fallback=queue, timeout=timeout, tools=self.toolset)
         if backend == "queue":
