@@ -99,11 +99,16 @@ async def served(tools: Any, **options: Any) -> AsyncIterator[str]:
     from toolrig.mcp import serve_async
 
     ready: list[str] = []
+    listening = anyio.Event()
+
+    def on_ready(url: str) -> None:
+        ready.append(url)
+        listening.set()
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async(tools, transport="http", port=0, on_ready=ready.append, **options))
+        tg.start_soon(lambda: serve_async(tools, transport="http", port=0, on_ready=on_ready, **options))
         with anyio.fail_after(30):
-            while not ready:
-                await anyio.sleep(0.01)
+            await listening.wait()
         yield ready[0].removesuffix("/mcp")
         tg.cancel_scope.cancel()
 
