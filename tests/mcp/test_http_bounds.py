@@ -230,3 +230,28 @@ async def test_a_server_keeping_its_post_streams_open_delays_one_answer_not_ever
                         assert events_of(chunk)[0].id == ident
                         break
             assert not bounded.reads_ahead  # off after the first stream that did not end: the others passed at once
+
+
+def test_sent_messages_are_told_apart_without_a_second_validation() -> None:
+    """What the transport notes of each POST it sends: requests (by id) and cancellations; nothing else."""
+    from toolrig.mcp.client._http_bounds import _sent_message
+
+    def post(body: object) -> httpx2.Request:
+        return httpx2.Request("POST", "http://upstream/mcp", content=json.dumps(body).encode())
+
+    sent = _sent_message(post({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo"}}))
+    assert isinstance(sent, mcp_types.JSONRPCRequest) and sent.id == 7 and sent.method == "tools/call"
+    assert isinstance(sent := _sent_message(post({"jsonrpc": "2.0", "id": "a", "method": "ping"})),
+                      mcp_types.JSONRPCRequest) and sent.id == "a"
+    cancel = _sent_message(post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": 7}}))
+    assert isinstance(cancel, mcp_types.JSONRPCNotification) and cancel.params == {"requestId": 7}
+    for other in ({"jsonrpc": "2.0", "method": "notifications/initialized"},  # another notification
+                  {"jsonrpc": "2.0", "id": 3, "result": {}},  # our answer to a server's request
+                  {"jsonrpc": "2.0", "id": True, "method": "ping"}, {"jsonrpc": "2.0", "id": None, "method": "x"},
+                  {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+                  {"jsonrpc": "2.0", "id": 1, "method": "x", "params": 1},
+                  [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]):
+        assert _sent_message(post(other)) is None, other
+    assert _sent_message(httpx2.Request("POST", "http://upstream/mcp", content=b"{not json")) is None
+    assert _sent_message(httpx2.Request("GET", "http://upstream/mcp")) is None

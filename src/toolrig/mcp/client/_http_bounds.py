@@ -50,13 +50,31 @@ DRAIN_SECONDS = 0.5
 
 
 def _sent_message(request: httpx2.Request) -> Any:
-    """The JSON-RPC message a POST carries (our own), or None."""
+    """What :class:`Awaiting` needs of the JSON-RPC message a POST carries (our own SDK's), or None.
+
+    A request, or a ``notifications/cancelled``, as the SDK's message type; any other message (a response to a
+    server's request, another notification) and anything that is not one JSON-RPC message is None. The SDK wrote
+    the body from its own validated message: it is parsed, not validated again (``model_construct``).
+    """
     if request.method != "POST":
         return None
     try:
-        return mcp_types.jsonrpc_message_adapter.validate_json(request.content, by_name=False)
+        data = pydantic_core.from_json(request.content, cache_strings=False)
     except (httpx2.RequestNotRead, ValueError):
         return None
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or not isinstance(method := data.get("method"), str):
+        return None
+    params = data.get("params")
+    if params is not None and not isinstance(params, dict):
+        return None
+    request_id = data.get("id")
+    if request_id is None and "id" not in data:
+        if method != "notifications/cancelled":
+            return None
+        return mcp_types.JSONRPCNotification.model_construct(jsonrpc="2.0", method=method, params=params)
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    return mcp_types.JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method, params=params)
 
 
 def _json_error(error: mcp_types.JSONRPCError) -> bytes:
@@ -161,10 +179,11 @@ class _Body(httpx2.AsyncByteStream):
         self.inner = inner
         self.request_id = request_id
         self.chunks: AsyncIterator[bytes] = aiter(inner)
+        self.drained = False
 
     async def aclose(self) -> None:
         try:
-            if self.request_id is not None and self.request_id in self.owner.awaiting:
+            if self.request_id is not None and self.request_id in self.owner.awaiting and not self.drained:
                 await self._drain()
         finally:
             if self.request_id is not None:
@@ -180,6 +199,7 @@ class _Body(httpx2.AsyncByteStream):
         ``DRAIN_SECONDS`` and ``limit`` bytes; a server that keeps the stream open longer loses the connection,
         and its later answers pass at once (``reads_ahead`` off: one call waited, not every call).
         """
+        self.drained = True  # once: what is left after a drain (the answer passed) is not read again on close
         if not self.owner.reads_ahead:
             return
         size = 0
