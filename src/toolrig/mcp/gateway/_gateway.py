@@ -69,7 +69,9 @@ def _settle_heap() -> None:
     thresholds the collector ran a young collection every two calls or so and, every few hundred calls, a full
     one over the ~140,000 objects of the start (about 90 ms each): about 440 µs per call in all on the bench's
     gateway (``bench/README.md``, issue 24). Frozen, the start's objects are never traversed again (nothing
-    there is garbage: a collection runs first); cycles made while serving are still collected.
+    there is garbage: a collection runs first); cycles made while serving are still collected. What the start made and a
+    later change drops (tools replaced after ``tools/list_changed``) is freed by reference counting as before; only
+    such objects caught in reference cycles stay, at most once each.
     """
     gc.collect()
     gc.freeze()
