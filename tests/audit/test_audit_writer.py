@@ -231,3 +231,33 @@ def test_a_row_queued_while_the_writer_sleeps_wakes_it() -> None:
             deadline.wait(0.01)
         assert sum(len(b) for b in sink.batches) == i + 1, f"row {i} was not written without a flush"
     writer.close(timeout=30)
+
+
+def test_rows_queued_while_the_writer_lingers_go_in_one_batch() -> None:
+    """Regression: the put that woke the writer left its event set, so the linger ended at once and a steady
+    stream of calls was written one row per batch (a wake-up and a transaction per call)."""
+    sink = Recorder()
+    writer = AuditWriter(sink, linger=1.0)
+    writer.put(entry(0))
+    assert writer.flush(timeout=30)  # the writer has written row 0 and now sleeps
+    writer.put(entry(1))  # wakes it, and it lingers for more
+    threading.Event().wait(0.05)
+    for i in range(2, 11):
+        writer.put(entry(i))
+    for _ in range(500):
+        if sum(len(b) for b in sink.batches) == 11:
+            break
+        threading.Event().wait(0.01)
+    assert [len(b) for b in sink.batches] == [1, 10]
+    writer.close(timeout=30)
+
+
+def test_a_flush_does_not_wait_for_the_linger() -> None:
+    sink = Recorder()
+    writer = AuditWriter(sink, linger=30.0)
+    writer.put(entry(0))
+    threading.Event().wait(0.05)  # the writer now lingers
+    writer.put(entry(1))
+    assert writer.flush(timeout=5)
+    assert [r.call_id for b in sink.batches for r in b] == ["c0", "c1"]
+    writer.close(timeout=5)

@@ -156,6 +156,8 @@ class AuditWriter:
         self._queue: deque[Any] = deque()
         self._wake = threading.Event()
         self._asleep = False
+        self._urgent = 0  # flushes and stops queued and not yet taken by the writer
+        self._signal_lock = threading.RLock()  # re-entrant: a signal handler may flush inside _signal
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()  # re-entrant: a signal handler may flush while close() holds it
         _live.add(self)
@@ -206,6 +208,8 @@ class AuditWriter:
 
     def _signal(self, item: _Flush | _Stop) -> None:
         """Queue a flush or stop behind the rows queued so far, and wake the writer at once."""
+        with self._signal_lock:
+            self._urgent += 1  # the writer does not linger while a flush or stop waits in the queue
         self._queue.append(item)
         self._asleep = False
         self._wake.set()
@@ -239,17 +243,24 @@ class AuditWriter:
 
     # -- the writer thread ----------------------------------------------------------------------
     def _run(self) -> None:
-        queue = self._queue
+        queue, wake = self._queue, self._wake
         while True:
             self._next()
-            if len(queue) < self.batch_size:
-                self._wake.wait(self.linger)  # let a batch gather (puts do not wake it); a flush or stop does
-                self._wake.clear()
+            if len(queue) < self.batch_size and not self._urgent:
+                # Let a batch gather: puts do not wake the writer now (it is not asleep), a flush or stop does.
+                # The event is cleared first: the put that woke the writer left it set, and a set event would
+                # end the linger at once (one row per batch, one wake-up and one transaction per call).
+                wake.clear()
+                if not self._urgent:  # a flush or stop queued between the check and the clear
+                    wake.wait(self.linger)
+                wake.clear()
             batch: list[AuditRecord] = []
             signals: list[_Flush | _Stop] = []
             while queue and len(batch) < self.batch_size:
                 item = queue.popleft()
                 if isinstance(item, _Flush | _Stop):
+                    with self._signal_lock:
+                        self._urgent -= 1
                     signals.append(item)
                 elif (record := self._record(item)) is not None:
                     batch.append(record)
