@@ -261,3 +261,51 @@ def test_a_flush_does_not_wait_for_the_linger() -> None:
     assert writer.flush(timeout=5)
     assert [r.call_id for b in sink.batches for r in b] == ["c0", "c1"]
     writer.close(timeout=5)
+
+
+def test_a_queued_row_keeps_neither_the_outcome_nor_its_result_alive() -> None:
+    """The audit stage queues a flat tuple of what the row needs: the outcome (and the result it holds) is freed
+    when the caller drops it, while its row still waits for the writer (and the row is the same)."""
+    import asyncio
+    import gc
+
+    from toolrig import tool
+    from toolrig.runtime import AuditStage, Runtime
+
+    @tool
+    def answer(n: int) -> dict[str, list[int]]:
+        """Answer."""
+        return {"n": [n] * 3}
+
+    class Held(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered = threading.Event()
+
+        def write(self, records: Sequence[AuditRecord]) -> None:
+            self.entered.set()
+            super().write(records)
+
+    sink = Held()
+    sink.gate.clear()
+    runtime = Runtime([answer], audit=sink)
+    stage = next(s for s in runtime.stages if isinstance(s, AuditStage))
+    assert stage.writer is not None
+    stage.writer.put(entry(0))
+    assert stage.writer.flush(timeout=0.01) is False and sink.entered.wait(30)  # the writer waits in write()
+
+    async def calls() -> None:
+        for i in range(5):
+            outcome = await runtime.call(ToolCall(name="answer", arguments={"n": i}, id=f"q{i}"))
+            assert outcome.ok and outcome.structured == {"n": [i] * 3}
+
+    asyncio.run(calls())
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, ToolOutcome) and str(o.call_id).startswith("q")]
+    assert alive == []  # freed, while their rows wait in the queue
+    sink.gate.set()
+    assert stage.flush(timeout=30)
+    rows = [r for batch in sink.batches for r in batch][1:]
+    assert [(r.call_id, r.tool, r.kind, r.arguments, r.user) for r in rows] == [
+        (f"q{i}", "answer", "ok", {"n": i}, None) for i in range(5)]
+    asyncio.run(runtime.aclose())
