@@ -97,12 +97,27 @@ class AuditRecord:
 
 
 _PLAN = RecordPlan(AuditRecord, factories={"meta": dict})
+_EVERY_FIELD = frozenset(AuditRecord.__dataclass_fields__)
 
 
 def _build(values: dict[str, Any]) -> AuditRecord:
     """An :class:`AuditRecord` from a value for every field (cheaply: :mod:`toolrig._records`)."""
     made: AuditRecord = _PLAN.make(values)
     return made
+
+
+def _build_whole(values: dict[str, Any]) -> AuditRecord:
+    """:func:`_build` of ``values`` that name every field, once each (the writer's rows: a literal of every field).
+
+    ``RecordPlan.make`` checks which fields were given and fills the rest from defaults: two set operations per
+    row (~2 µs, a fifth of building the row). With every field given there is nothing to fill, so the record's
+    ``__dict__`` is ``values`` itself; anything else takes :func:`_build`.
+    """
+    if len(values) != len(_EVERY_FIELD) or values.keys() != _EVERY_FIELD:
+        return _build(values)
+    new: AuditRecord = object.__new__(AuditRecord)
+    new.__dict__.update(values)
+    return new
 
 
 class _Duplicates(dict[str, Any]):
@@ -318,7 +333,7 @@ def entry_record(entry: CallEntry, row_id: str, redactor: Redactor) -> AuditReco
     decision = meta.get("decision")
     arguments, text = _arguments_of(args, redactor)
     tool = name or call_name
-    return _build({
+    return _build_whole({
         "id": row_id, "call_id": _name(call_id), "time": started,
         "tool": _tool_name(tool) if type(tool) is str else _name(tool),
         "user": user, "agent": agent, "session": session, "version": None if version is None else str(version),
