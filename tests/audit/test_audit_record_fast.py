@@ -132,3 +132,15 @@ def test_arguments_nested_past_the_recursion_limit_still_give_a_row() -> None:
     value, column = _arguments(ToolCall(name="t", arguments=deep), DEFAULT_REDACTOR)
     assert column is not None and len(column) < 101_000 and json.loads(column) == value
     assert "toolrig_unstored" in value and value["text"].startswith("[[[") and len(value["text"]) == 100_000
+
+
+def test_a_record_built_whole_equals_one_from_init_and_a_partial_one_takes_the_plan() -> None:
+    from toolrig.audit._record import _build_whole
+
+    record = _record('{"a": 1}')
+    values = dict(vars(record))
+    whole = _build_whole(dict(values))
+    assert whole == AuditRecord(**values) and vars(whole) == values
+    del values["run_id"], values["arguments_json"]
+    partial = _build_whole(values)
+    assert partial == AuditRecord(**values) and partial.run_id is None and partial.arguments_json is None

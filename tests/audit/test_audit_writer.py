@@ -231,3 +231,81 @@ def test_a_row_queued_while_the_writer_sleeps_wakes_it() -> None:
             deadline.wait(0.01)
         assert sum(len(b) for b in sink.batches) == i + 1, f"row {i} was not written without a flush"
     writer.close(timeout=30)
+
+
+def test_rows_queued_while_the_writer_lingers_go_in_one_batch() -> None:
+    """Regression: the put that woke the writer left its event set, so the linger ended at once and a steady
+    stream of calls was written one row per batch (a wake-up and a transaction per call)."""
+    sink = Recorder()
+    writer = AuditWriter(sink, linger=1.0)
+    writer.put(entry(0))
+    assert writer.flush(timeout=30)  # the writer has written row 0 and now sleeps
+    writer.put(entry(1))  # wakes it, and it lingers for more
+    threading.Event().wait(0.05)
+    for i in range(2, 11):
+        writer.put(entry(i))
+    for _ in range(500):
+        if sum(len(b) for b in sink.batches) == 11:
+            break
+        threading.Event().wait(0.01)
+    assert [len(b) for b in sink.batches] == [1, 10]
+    writer.close(timeout=30)
+
+
+def test_a_flush_does_not_wait_for_the_linger() -> None:
+    sink = Recorder()
+    writer = AuditWriter(sink, linger=30.0)
+    writer.put(entry(0))
+    threading.Event().wait(0.05)  # the writer now lingers
+    writer.put(entry(1))
+    assert writer.flush(timeout=5)
+    assert [r.call_id for b in sink.batches for r in b] == ["c0", "c1"]
+    writer.close(timeout=5)
+
+
+def test_a_queued_row_keeps_neither_the_outcome_nor_its_result_alive() -> None:
+    """The audit stage queues a flat tuple of what the row needs: the outcome (and the result it holds) is freed
+    when the caller drops it, while its row still waits for the writer (and the row is the same)."""
+    import asyncio
+    import gc
+
+    from toolrig import tool
+    from toolrig.runtime import AuditStage, Runtime
+
+    @tool
+    def answer(n: int) -> dict[str, list[int]]:
+        """Answer."""
+        return {"n": [n] * 3}
+
+    class Held(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered = threading.Event()
+
+        def write(self, records: Sequence[AuditRecord]) -> None:
+            self.entered.set()
+            super().write(records)
+
+    sink = Held()
+    sink.gate.clear()
+    runtime = Runtime([answer], audit=sink)
+    stage = next(s for s in runtime.stages if isinstance(s, AuditStage))
+    assert stage.writer is not None
+    stage.writer.put(entry(0))
+    assert stage.writer.flush(timeout=0.01) is False and sink.entered.wait(30)  # the writer waits in write()
+
+    async def calls() -> None:
+        for i in range(5):
+            outcome = await runtime.call(ToolCall(name="answer", arguments={"n": i}, id=f"q{i}"))
+            assert outcome.ok and outcome.structured == {"n": [i] * 3}
+
+    asyncio.run(calls())
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, ToolOutcome) and str(o.call_id).startswith("q")]
+    assert alive == []  # freed, while their rows wait in the queue
+    sink.gate.set()
+    assert stage.flush(timeout=30)
+    rows = [r for batch in sink.batches for r in batch][1:]
+    assert [(r.call_id, r.tool, r.kind, r.arguments, r.user) for r in rows] == [
+        (f"q{i}", "answer", "ok", {"n": i}, None) for i in range(5)]
+    asyncio.run(runtime.aclose())

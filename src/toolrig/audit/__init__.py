@@ -16,7 +16,16 @@ from toolrig.audit._health import ON_FAILURE, AuditHealth, OnFailure
 from toolrig.audit._journal import AuditJournal
 from toolrig.audit._log import AuditLog
 from toolrig.audit._postgres import PostgresSink
-from toolrig.audit._record import COMPLETED, STARTED, AuditRecord, fallback_record, new_row_id, started_record
+from toolrig.audit._record import (
+    COMPLETED,
+    STARTED,
+    AuditRecord,
+    CallEntry,
+    call_entry,
+    fallback_record,
+    new_row_id,
+    started_record,
+)
 from toolrig.audit._sinks import (
     AUDIT_ENV,
     AuditSink,
@@ -42,11 +51,13 @@ __all__ = [
     "AuditSink",
     "AuditTarget",
     "AuditWriter",
+    "CallEntry",
     "CallableSink",
     "OnFailure",
     "PostgresSink",
     "Since",
     "SqliteSink",
+    "call_entry",
     "configured_audit_path",
     "default_audit_path",
     "default_journal_path",

@@ -35,7 +35,7 @@ from toolrig._outcome import ToolOutcome
 from toolrig.audit._delivery import Delivery
 from toolrig.audit._health import AuditHealth
 from toolrig.audit._journal import AuditJournal
-from toolrig.audit._record import AuditRecord, completed_record, fallback_record, new_row_id
+from toolrig.audit._record import AuditRecord, CallEntry, call_entry, entry_fallback, entry_record, new_row_id
 from toolrig.audit._sinks import AuditSink
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
 
@@ -44,7 +44,8 @@ __all__ = ["AuditWriter"]
 log = logging.getLogger("toolrig.audit")
 
 Entry = tuple[str | None, float, ToolCall, CallContext, ToolOutcome, float]
-"""``(row_id or None, started, call, context, outcome, duration_ms)``."""
+"""``(row_id or None, started, call, context, outcome, duration_ms)`` (queued as its flat
+:data:`~toolrig.audit._record.CallEntry`)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,8 @@ class AuditWriter:
         self._queue: deque[Any] = deque()
         self._wake = threading.Event()
         self._asleep = False
+        self._urgent = 0  # flushes and stops queued and not yet taken by the writer
+        self._signal_lock = threading.RLock()  # re-entrant: a signal handler may flush inside _signal
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()  # re-entrant: a signal handler may flush while close() holds it
         _live.add(self)
@@ -180,6 +183,10 @@ class AuditWriter:
     # -- the call path ---------------------------------------------------------------------------
     def put(self, entry: Entry) -> None:
         """Queue one finished call (cheap: no serialisation, and no wake-up unless the writer sleeps)."""
+        self.put_entry(call_entry(*entry))
+
+    def put_entry(self, entry: CallEntry) -> None:
+        """Queue one finished call as its :data:`~toolrig.audit._record.CallEntry` (what the audit stage does)."""
         self._queue.append(entry)
         if self._asleep:
             self._asleep = False
@@ -206,6 +213,8 @@ class AuditWriter:
 
     def _signal(self, item: _Flush | _Stop) -> None:
         """Queue a flush or stop behind the rows queued so far, and wake the writer at once."""
+        with self._signal_lock:
+            self._urgent += 1  # the writer does not linger while a flush or stop waits in the queue
         self._queue.append(item)
         self._asleep = False
         self._wake.set()
@@ -239,19 +248,26 @@ class AuditWriter:
 
     # -- the writer thread ----------------------------------------------------------------------
     def _run(self) -> None:
-        queue = self._queue
+        queue, wake = self._queue, self._wake
         while True:
             self._next()
-            if len(queue) < self.batch_size:
-                self._wake.wait(self.linger)  # let a batch gather (puts do not wake it); a flush or stop does
-                self._wake.clear()
+            if len(queue) < self.batch_size and not self._urgent:
+                # Let a batch gather: puts do not wake the writer now (it is not asleep), a flush or stop does.
+                # The event is cleared first: the put that woke the writer left it set, and a set event would
+                # end the linger at once (one row per batch, one wake-up and one transaction per call).
+                wake.clear()
+                if not self._urgent:  # a flush or stop queued between the check and the clear
+                    wake.wait(self.linger)
+                wake.clear()
             batch: list[AuditRecord] = []
             signals: list[_Flush | _Stop] = []
             while queue and len(batch) < self.batch_size:
                 item = queue.popleft()
                 if isinstance(item, _Flush | _Stop):
+                    with self._signal_lock:
+                        self._urgent -= 1
                     signals.append(item)
-                elif (record := self._record(item)) is not None:
+                elif (record := self._built(item)) is not None:
                     batch.append(record)
             self.delivery.deliver(batch)
             for waiter in signals:
@@ -277,15 +293,17 @@ class AuditWriter:
         self._asleep = False
 
     def _record(self, entry: Entry) -> AuditRecord | None:
-        row_id, started, call, ctx, outcome, duration_ms = entry
-        row_id = row_id or new_row_id()
+        """The row of ``entry`` as the writer builds it."""
+        return self._built(call_entry(*entry))
+
+    def _built(self, entry: CallEntry) -> AuditRecord | None:
+        row_id = entry[0] or new_row_id()
         try:
-            return completed_record(row_id, started, call, ctx, outcome, duration_ms=duration_ms,
-                                    redactor=self.redactor)
+            return entry_record(entry, row_id, self.redactor)
         except Exception as exc:  # a bug: still one row per call, with what is certain
             log.exception("audit: could not build the full row of a call; a reduced row is written")
             try:
-                return fallback_record(row_id, started, call, ctx, outcome, problem=exc)
+                return entry_fallback(entry, row_id, problem=exc)
             except Exception:
                 self._unbuilt += 1
                 log.exception("audit: lost the row of a call")

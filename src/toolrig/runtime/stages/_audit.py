@@ -1,7 +1,8 @@
 """Stage: audit — one row per call, the outermost stage so it sees every final outcome.
 
-``mode="batched"`` (default): after the call, a tuple of references is queued for the background
-writer (:class:`toolrig.audit.AuditWriter`); the call path does no I/O and no serialisation.
+``mode="batched"`` (default): after the call, a flat tuple of references is queued for the background
+writer (:class:`toolrig.audit.AuditWriter`; :func:`toolrig.audit.call_entry`): the call path does no I/O,
+no serialisation and no redaction, and keeps neither the call's objects nor the outcome's result alive.
 
 ``mode="strict"``: before the call runs, a row with status ``"started"`` is committed (in a worker
 thread); the call is refused with ``internal_error`` if that write fails. The row is completed
@@ -30,6 +31,7 @@ from toolrig.audit import (
     AuditHealth,
     AuditSink,
     AuditWriter,
+    call_entry,
     default_journal_path,
     fallback_record,
     new_row_id,
@@ -119,21 +121,21 @@ class AuditStage(Stage):
         started = inv.services.clock.time()
         if not writer.accepting:
             unrecorded = _refused(inv)
-            writer.put((None, started, inv.call, inv.context, unrecorded, inv.elapsed_ms))
+            writer.put_entry(call_entry(None, started, inv.call, inv.context, unrecorded, inv.elapsed_ms))
             return unrecorded
         row_id: str | None = None
         if self._strict:
             row_id = new_row_id()
             refused = await self._write_started(writer, row_id, started, inv)
             if refused is not None:
-                writer.put((row_id, started, inv.call, inv.context, refused, inv.elapsed_ms))
+                writer.put_entry(call_entry(row_id, started, inv.call, inv.context, refused, inv.elapsed_ms))
                 return refused
         try:
             outcome = await call_next(inv)
         except BaseException as exc:  # a stage bug or a cancellation: recorded, then passed on
-            writer.put((row_id, started, inv.call, inv.context, _escaped(inv, exc), inv.elapsed_ms))
+            writer.put_entry(call_entry(row_id, started, inv.call, inv.context, _escaped(inv, exc), inv.elapsed_ms))
             raise
-        writer.put((row_id, started, inv.call, inv.context, outcome, inv.elapsed_ms))
+        writer.put_entry(call_entry(row_id, started, inv.call, inv.context, outcome, inv.elapsed_ms))
         return outcome
 
     async def _write_started(self, writer: AuditWriter, row_id: str, started: float,
