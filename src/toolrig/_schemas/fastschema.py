@@ -282,14 +282,39 @@ def _defaulted(kind: _Kind, default: Any) -> Any:
 
 
 def _property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
+    """The property of a parameter: its kind's schema with the default and description, keys sorted."""
     if default is _EMPTY and not description:
         return kind.json
-    json_schema = dict(kind.json)
+    pairs = [*kind.json.items()]
     if default is not _EMPTY:
-        json_schema["default"] = default
+        pairs.append(("default", default))
     if description:
-        json_schema["description"] = description
-    return FrozenDict(_sorted(json_schema))
+        pairs.append(("description", description))
+    pairs.sort(key=_first)  # the keys differ: a sort by key, in one new dict
+    return FrozenDict(pairs)
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
+# (name, kind, id of the annotation, type and repr of the default) -> that parameter's record
+_PARAMS: dict[tuple[str, Any, int, type, str], ParamInfo] = {}
+
+
+def _param(name: str, kind_: Any, annotation: Any, default: Any) -> ParamInfo:
+    """The record of a parameter the fast path describes, shared between tools with the same one (it is frozen).
+
+    The record holds the annotation, so its id is not reused while the entry exists; the defaults the fast path
+    takes (JSON scalars) are told apart by type and repr.
+    """
+    key = (name, kind_, id(annotation), type(default), repr(default))
+    found = _PARAMS.get(key)
+    if found is None:
+        if len(_PARAMS) >= _CACHE_SIZE:
+            _PARAMS.clear()
+        found = _PARAMS[key] = ParamInfo(name, name, annotation, default, kind_)
+    return found
 
 
 def _output(annotation: Any) -> Any:
@@ -306,13 +331,25 @@ class FastFunctionSchema(FunctionSchema):
     so that every error reads exactly as it would there.
     """
 
-    __slots__ = ("_general", "_origin", "_validator")
+    __slots__ = ("_docstring", "_general", "_origin", "_validator")
 
-    def __init__(self, *, validator: SchemaValidator, origin: Callable[[], FunctionSchema], **kwargs: Any) -> None:
-        super().__init__(model=None, **kwargs)
+    def __init__(self, *, description: str, docstring: str | None, input_schema: FrozenDict,
+                 output_schema: FrozenDict | None, params: tuple[ParamInfo, ...], validator: SchemaValidator,
+                 origin: _Origin) -> None:
+        self.description = description
+        self._docstring = docstring
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.params = params
+        self._model = None
         self._validator = validator
         self._origin = origin
         self._general: FunctionSchema | None = None
+
+    @property
+    def doc(self) -> DocInfo:  # type: ignore[override]  # the general path's is a plain attribute
+        """What the function's docstring says (read again on ask: a tool does not keep it)."""
+        return _doc_info(self._docstring, self._origin.param_docs)
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         if type(arguments) is not dict:
@@ -326,8 +363,31 @@ class FastFunctionSchema(FunctionSchema):
     def general(self) -> FunctionSchema:
         """The same schema built by the general (pydantic model) path."""
         if self._general is None:
-            self._general = self._origin()
+            self._general = self._origin.build()
         return self._general
+
+
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """How a fast schema was asked for, to build the same schema the general way on need (no closure cells)."""
+
+    fn: Callable[..., Any]
+    tool_name: str
+    skip_first: bool
+    description: str | None
+    param_docs: Mapping[str, str] | None
+    general: Callable[..., FunctionSchema]
+
+    def build(self) -> FunctionSchema:
+        return self.general(self.fn, tool_name=self.tool_name, skip_first=self.skip_first,
+                            description=self.description, param_docs=self.param_docs)
+
+
+def _doc_info(docstring: str | None, param_docs: Mapping[str, str] | None) -> DocInfo:
+    doc = parse_docstring(docstring)
+    if param_docs:
+        doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
+    return doc
 
 
 def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]] | None:
@@ -355,13 +415,15 @@ class _Builder:
 
     def add(self, name: str, kind_: Any, default: Any, hint: Any) -> bool:
         """Add one parameter; False when the fast path cannot describe it."""
-        injected, annotation = is_injected(hint)
-        self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=injected))
-        if injected:
-            return True
-        kind = _kind(annotation)
-        if kind is None or (default is not _EMPTY and not _default_fits(default, kind.core)):
+        kind = _kind(hint)  # a recognised annotation is never an injected one (nor a FieldInfo nor a CallContext)
+        if kind is None:
+            injected, annotation = is_injected(hint)
+            if injected:
+                self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=True))
+            return injected
+        if default is not _EMPTY and not _default_fits(default, kind.core):
             return False
+        self.params.append(_param(name, kind_, hint, default))
         self.properties[name] = _property(kind, default, kind.description or self.doc.params.get(name))
         if default is _EMPTY:
             self.required.append(name)
@@ -391,9 +453,8 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
     parameters = None if hints is None else _parameters(fn)
     if hints is None or parameters is None:
         return None
-    doc = parse_docstring(fn.__doc__)
-    if param_docs:
-        doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
+    docstring = fn.__doc__
+    doc = _doc_info(docstring, param_docs)
     builder = _Builder(doc)
     for name, kind_, default in parameters[1:] if skip_first else parameters:
         if kind_ in _VAR_KINDS or name not in hints or not builder.add(name, kind_, default, hints[name]):
@@ -403,8 +464,7 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
     except SchemaError:  # e.g. a pattern the regex engine refuses: the general path reports it
         return None
     return FastFunctionSchema(
-        description=description if description is not None else doc.description, doc=doc,
+        description=description if description is not None else doc.description, docstring=docstring,
         input_schema=builder.input_schema(), output_schema=_output(hints.get("return", _EMPTY)),
         params=tuple(builder.params), validator=validator,
-        origin=lambda: general(fn, tool_name=tool_name, skip_first=skip_first, description=description,
-                               param_docs=param_docs))
+        origin=_Origin(fn, tool_name, skip_first, description, param_docs, general))
