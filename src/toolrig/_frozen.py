@@ -48,6 +48,10 @@ class FrozenList(list[Any]):
         return thaw(self)
 
 
+EMPTY = FrozenDict()
+"""The empty frozen dict that :func:`freeze` gives for every empty mapping."""
+
+
 def freeze(value: Any) -> Any:
     """Deep read-only copy of JSON-like data (dicts and lists stay dicts and lists).
 
@@ -56,6 +60,8 @@ def freeze(value: Any) -> Any:
     if type(value) is FrozenDict or type(value) is FrozenList:
         return value
     if isinstance(value, Mapping):
+        if not value:  # e.g. every spec's metadata: one empty frozen dict for all (it cannot change)
+            return EMPTY
         return FrozenDict({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
         return FrozenList(freeze(v) for v in value)

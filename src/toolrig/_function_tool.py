@@ -30,7 +30,7 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
             raise DefinitionError(
                 f"@tool needs a function or method, got {type(fn).__name__}: wrap it in a `def` with "
                 "typed parameters (a functools.partial or callable object has no signature to describe)")
-        functools.update_wrapper(self, fn)  # first, so that attributes of `fn` cannot replace ours
+        _wrap(self, fn)  # first, so that attributes of `fn` cannot replace ours
         check_not_generator(getattr(fn, "__name__", "tool"), fn)
         options = split_options(getattr(fn, "__name__", "tool"), options)
         name = options.pop("name", None) or getattr(fn, "__name__", None)
@@ -157,6 +157,25 @@ def _make_tool(fn: Callable[P, R], options: dict[str, Any]) -> FunctionTool[P, R
     clone = fn.with_spec(**split_options(fn.name, options))
     clone.__dict__.update(extra)
     return clone
+
+
+def _wrap(wrapper: Any, fn: Callable[..., Any]) -> None:
+    """``functools.update_wrapper(wrapper, fn)``, without making the wrapper's ``__dict__`` when fn has no attributes.
+
+    (Asking an instance for its ``__dict__`` makes a dict object that then stays; the same attributes set one by
+    one live in the instance's own storage.)
+    """
+    for attr in functools.WRAPPER_ASSIGNMENTS:
+        try:
+            value = getattr(fn, attr)
+        except AttributeError:
+            pass
+        else:
+            setattr(wrapper, attr, value)
+    extra = getattr(fn, "__dict__", None)
+    if extra:
+        wrapper.__dict__.update(extra)
+    wrapper.__wrapped__ = fn
 
 
 def _method_kind(fn: Callable[..., Any]) -> str | None:

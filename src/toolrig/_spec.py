@@ -6,6 +6,7 @@ statistics sit beside it in :class:`ToolVitals`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -81,13 +82,26 @@ def check_name(name: str, *, what: str = "tool name") -> str:
 
 
 def parse_version(version: str) -> Version:
-    """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``)."""
+    """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``).
+
+    The answer is shared between equal strings (a Version does not change): most tools have the same few.
+    """
+    try:
+        return _parse_version_cached(version)
+    except TypeError:  # unhashable: not a version either (raises DefinitionError)
+        return _parse_version(version)
+
+
+def _parse_version(version: str) -> Version:
     from packaging.version import InvalidVersion, Version  # on first use: a cheap `import toolrig`
 
     try:
         return Version(version)
     except (InvalidVersion, TypeError) as exc:
         raise DefinitionError(f"version {version!r} is not a semantic version such as '1.2.3'") from exc
+
+
+_parse_version_cached = functools.lru_cache(maxsize=256)(_parse_version)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,7 +170,19 @@ class ToolAnnotations:
     def for_permission(
         cls, permission: Permission, *, title: str | None = None, open_world: bool | None = None
     ) -> ToolAnnotations:
-        """Annotations implied by a permission level."""
+        """Annotations implied by a permission level (frozen: equal arguments may share one)."""
+        if cls is ToolAnnotations and title is None and type(permission) is Permission and open_world in (
+                None, True, False):
+            key = (permission, open_world)
+            found = _DERIVED.get(key)
+            if found is None:
+                found = _DERIVED[key] = cls._for_permission(permission, title=None, open_world=open_world)
+            return found
+        return cls._for_permission(permission, title=title, open_world=open_world)
+
+    @classmethod
+    def _for_permission(cls, permission: Permission, *, title: str | None, open_world: bool | None,
+                        ) -> ToolAnnotations:
         read_only = permission is Permission.READONLY
         return cls(
             title=title,
@@ -189,9 +215,16 @@ class ToolAnnotations:
         )
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+_DERIVED: dict[tuple[Permission, bool | None], ToolAnnotations] = {}
+"""The annotations each permission implies (with each open-world hint), shared by the specs that derive them."""
+
+
+@dataclass(frozen=True, kw_only=True, eq=False, slots=True)
 class ToolSpec:
-    """Everything known about a tool except its code. Frozen; ``to_dict()`` is JSON-ready."""
+    """Everything known about a tool except its code. Frozen; ``to_dict()`` is JSON-ready.
+
+    Its fields live in slots (no ``__dict__``): one object per tool, no dict beside it.
+    """
 
     name: str
     description: str = ""
@@ -224,10 +257,13 @@ class ToolSpec:
         set_ = object.__setattr__
         check_name(self.name)
         parse_version(self.version)
-        try:
-            set_(self, "permission", Permission(self.permission))
-            set_(self, "trust", Trust(self.trust))
-            set_(self, "isolation", Isolation(self.isolation))
+        try:  # (a member already is itself: not converted again)
+            if type(self.permission) is not Permission:
+                set_(self, "permission", Permission(self.permission))
+            if type(self.trust) is not Trust:
+                set_(self, "trust", Trust(self.trust))
+            if type(self.isolation) is not Isolation:
+                set_(self, "isolation", Isolation(self.isolation))
         except ValueError as exc:
             raise DefinitionError(f"tool {self.name!r}: {exc}") from exc
         set_(self, "tags", _check_tags(self.name, self.tags))
@@ -245,7 +281,8 @@ class ToolSpec:
             if value is not None:
                 set_(self, name, _check_json(self.name, name, freeze(value)))
         set_(self, "examples", tuple(_check_json(self.name, "examples", freeze(e)) for e in self.examples))
-        set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
+        if type(self.alternatives) is not tuple or self.alternatives:  # () is checked already
+            set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
 
     def _derived_annotations(self) -> ToolAnnotations:
         return ToolAnnotations.for_permission(self.permission, open_world=self.trust is Trust.EXTERNAL or None)
@@ -375,28 +412,47 @@ def _check_types(spec: ToolSpec) -> None:
         raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
 
 
+_MAX_WALK_DEPTH = 64
+
+
 def _plain_json(value: Any) -> bool:
     """True when ``value`` is made only of exact JSON types (so a JSON round trip gives it back): cheaper than one.
 
-    False says nothing (a subclass, a tuple, NaN, ...): the round trip itself decides then.
+    False says nothing (a subclass, a tuple, NaN, deeper than the walk goes, ...): the round trip itself
+    decides then. One loop over a stack of (container, depth), scalars checked in place.
     """
-    kind = type(value)
-    if kind is dict or kind is FrozenDict:
-        return all(type(k) is str and _plain_json(v) for k, v in value.items())
-    if kind is list or kind is FrozenList:
-        return all(_plain_json(v) for v in value)
-    if kind is float:
-        return bool(value - value == 0)  # finite
-    return kind is str or kind is int or kind is bool or value is None
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict or kind is FrozenDict:
+            if depth >= _MAX_WALK_DEPTH:
+                return False
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                child_kind = type(child)
+                if not (child_kind is str or child_kind is int or child_kind is bool or child is None):
+                    stack.append((child, depth + 1))
+        elif kind is list or kind is FrozenList:
+            if depth >= _MAX_WALK_DEPTH:
+                return False
+            for child in item:
+                child_kind = type(child)
+                if not (child_kind is str or child_kind is int or child_kind is bool or child is None):
+                    stack.append((child, depth + 1))
+        elif kind is float:
+            if item - item != 0:  # not finite (inf - inf and nan - nan are nan)
+                return False
+        elif not (kind is str or kind is int or kind is bool or item is None):
+            return False
+    return True
 
 
 def _check_json(name: str, key: str, value: Any) -> Any:
     """Return ``value`` if it survives a JSON round trip unchanged, else raise DefinitionError."""
-    try:
-        if _plain_json(value):
-            return value
-    except RecursionError:  # nested too deep to walk: the round trip decides (and fails the same way)
-        pass
+    if _plain_json(value):
+        return value
     try:
         ok = json.loads(json.dumps(value, allow_nan=False)) == value
     except (TypeError, ValueError, RecursionError):

@@ -182,9 +182,11 @@ def _annotated(ann: Any) -> tuple[Simple, str | None] | None:
     return (_sorted(json_schema), core), description
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Kind:
     """A recognised parameter annotation, computed once and shared by every tool that uses it.
+
+    Compared and hashed by identity (a key of the caches below, which so hold it).
 
     Attributes:
         json: its JSON Schema (frozen, keys sorted), without default and description.
@@ -281,10 +283,38 @@ def _defaulted(kind: _Kind, default: Any) -> Any:
     return field
 
 
+_SHARED_SIZE = 1024
+# (kind, type and value of a default, description) -> the property
+_PROPERTIES: dict[tuple[_Kind, type, Any, str | None], FrozenDict] = {}
+
+
+def _default_key(default: Any) -> Any:
+    """The default as a key, given with its type (1, 1.0 and True differ): a float by repr (0.0 and -0.0 differ).
+
+    Only for the defaults the fast path takes (JSON scalars: hashable; no NaN).
+    """
+    return repr(default) if type(default) is float else default
+
+
 def _property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
-    """The property of a parameter: its kind's schema with the default and description, keys sorted."""
+    """The property of a parameter: its kind's schema with the default and description, keys sorted.
+
+    Shared (frozen) between the parameters of any tools with the same kind, default and description, as
+    the kind's own schema is: a toolset repeats its parameters (``limit``, ``cursor``, ``repo``...).
+    """
     if default is _EMPTY and not description:
         return kind.json
+    key = (kind, type(default), _default_key(default), description or None)
+    found = _PROPERTIES.get(key)
+    if found is None:
+        found = _new_property(kind, default, description)
+        if len(_PROPERTIES) >= _SHARED_SIZE:
+            _PROPERTIES.clear()
+        _PROPERTIES[key] = found
+    return found
+
+
+def _new_property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
     pairs = [*kind.json.items()]
     if default is not _EMPTY:
         pairs.append(("default", default))
@@ -298,20 +328,20 @@ def _first(pair: tuple[str, Any]) -> str:
     return pair[0]
 
 
-# (name, kind, id of the annotation, type and repr of the default) -> that parameter's record
-_PARAMS: dict[tuple[str, Any, int, type, str], ParamInfo] = {}
+# (name, kind, id of the annotation, type and value of the default) -> that parameter's record
+_PARAMS: dict[tuple[str, Any, int, type, Any], ParamInfo] = {}
 
 
 def _param(name: str, kind_: Any, annotation: Any, default: Any) -> ParamInfo:
     """The record of a parameter the fast path describes, shared between tools with the same one (it is frozen).
 
     The record holds the annotation, so its id is not reused while the entry exists; the defaults the fast path
-    takes (JSON scalars) are told apart by type and repr.
+    takes (JSON scalars, or none) are told apart as in :func:`_default_key`.
     """
-    key = (name, kind_, id(annotation), type(default), repr(default))
+    key = (name, kind_, id(annotation), type(default), _default_key(default))
     found = _PARAMS.get(key)
     if found is None:
-        if len(_PARAMS) >= _CACHE_SIZE:
+        if len(_PARAMS) >= _SHARED_SIZE:
             _PARAMS.clear()
         found = _PARAMS[key] = ParamInfo(name, name, annotation, default, kind_)
     return found
