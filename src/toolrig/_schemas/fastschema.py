@@ -21,7 +21,7 @@ import sys
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
 
 from pydantic_core import SchemaError, SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
@@ -283,61 +283,52 @@ def _defaulted(kind: _Kind, default: Any) -> Any:
     return field
 
 
-_SHARED_SIZE = 1024
-# (kind, type and value of a default, description) -> the property
-_PROPERTIES: dict[tuple[_Kind, type, Any, str | None], FrozenDict] = {}
-
-
 def _default_key(default: Any) -> Any:
     """The default as a key, given with its type (1, 1.0 and True differ): a float by repr (0.0 and -0.0 differ).
 
-    Only for the defaults the fast path takes (JSON scalars: hashable; no NaN).
+    Exact for the defaults the fast path takes (JSON scalars; no NaN); other defaults may be unhashable.
     """
     return repr(default) if type(default) is float else default
 
 
-def _property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
-    """The property of a parameter: its kind's schema with the default and description, keys sorted.
+_SHARED_SIZE = 512
+Described = tuple[ParamInfo, FrozenDict, Any, bool]
+"""A parameter the fast path describes: its record, its property, its validator field, whether it is required."""
 
-    Shared (frozen) between the parameters of any tools with the same kind, default and description, as
-    the kind's own schema is: a toolset repeats its parameters (``limit``, ``cursor``, ``repo``...).
+# (name, kind, id of the annotation, type and key of the default, docstring description) -> what it is
+_DESCRIBED: dict[tuple[str, Any, int, type, Any, str | None], Described] = {}
+
+
+def _describe(name: str, kind_: Any, default: Any, hint: Any, doc: str | None) -> Described | None:
+    """A parameter's record, property and validator field (None: the fast path cannot describe it).
+
+    The property is the kind's schema with the default and description (a ``Field(description=...)`` first,
+    then the docstring's), keys sorted.
     """
+    kind = _kind(hint)  # a recognised annotation is never an injected one (nor a FieldInfo nor a CallContext)
+    if kind is None or (default is not _EMPTY and not _default_fits(default, kind.core)):
+        return None
+    description = kind.description or doc
     if default is _EMPTY and not description:
-        return kind.json
-    key = (kind, type(default), _default_key(default), description or None)
-    found = _PROPERTIES.get(key)
-    if found is None:
-        found = _new_property(kind, default, description)
-        if len(_PROPERTIES) >= _SHARED_SIZE:
-            _PROPERTIES.clear()
-        _PROPERTIES[key] = found
-    return found
+        prop = kind.json
+    else:
+        pairs = [*kind.json.items()]
+        if default is not _EMPTY:
+            pairs.append(("default", default))
+        if description:
+            pairs.append(("description", description))
+        pairs.sort(key=_first)  # the keys differ: a sort by key, in one new dict
+        prop = FrozenDict(pairs)
+    field = kind.required if default is _EMPTY else _defaulted(kind, default)
+    return _param(name, kind_, hint, default), prop, field, default is _EMPTY
 
 
-def _new_property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
-    pairs = [*kind.json.items()]
-    if default is not _EMPTY:
-        pairs.append(("default", default))
-    if description:
-        pairs.append(("description", description))
-    pairs.sort(key=_first)  # the keys differ: a sort by key, in one new dict
-    return FrozenDict(pairs)
-
-
-def _first(pair: tuple[str, Any]) -> str:
-    return pair[0]
-
-
-# (name, kind, id of the annotation, type and value of the default) -> that parameter's record
+# (name, kind, id of the annotation, type and key of the default) -> that parameter's record
 _PARAMS: dict[tuple[str, Any, int, type, Any], ParamInfo] = {}
 
 
 def _param(name: str, kind_: Any, annotation: Any, default: Any) -> ParamInfo:
-    """The record of a parameter the fast path describes, shared between tools with the same one (it is frozen).
-
-    The record holds the annotation, so its id is not reused while the entry exists; the defaults the fast path
-    takes (JSON scalars, or none) are told apart as in :func:`_default_key`.
-    """
+    """The record of a parameter, shared between parameters that differ only in their description."""
     key = (name, kind_, id(annotation), type(default), _default_key(default))
     found = _PARAMS.get(key)
     if found is None:
@@ -345,6 +336,10 @@ def _param(name: str, kind_: Any, annotation: Any, default: Any) -> ParamInfo:
             _PARAMS.clear()
         found = _PARAMS[key] = ParamInfo(name, name, annotation, default, kind_)
     return found
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
 
 
 def _output(annotation: Any) -> Any:
@@ -397,8 +392,7 @@ class FastFunctionSchema(FunctionSchema):
         return self._general
 
 
-@dataclass(frozen=True, slots=True)
-class _Origin:
+class _Origin(NamedTuple):
     """How a fast schema was asked for, to build the same schema the general way on need (no closure cells)."""
 
     fn: Callable[..., Any]
@@ -444,22 +438,36 @@ class _Builder:
         self.required: list[str] = []
 
     def add(self, name: str, kind_: Any, default: Any, hint: Any) -> bool:
-        """Add one parameter; False when the fast path cannot describe it."""
-        kind = _kind(hint)  # a recognised annotation is never an injected one (nor a FieldInfo nor a CallContext)
-        if kind is None:
-            injected, annotation = is_injected(hint)
-            if injected:
-                self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=True))
-            return injected
-        if default is not _EMPTY and not _default_fits(default, kind.core):
-            return False
-        self.params.append(_param(name, kind_, hint, default))
-        self.properties[name] = _property(kind, default, kind.description or self.doc.params.get(name))
-        if default is _EMPTY:
+        """Add one parameter; False when the fast path cannot describe it.
+
+        What a parameter is (record, property, field) is shared between the tools that have the same one: a
+        toolset repeats its parameters (``limit``, ``cursor``, ``repo``...), and all three are frozen. The record
+        holds the annotation, so its id is not reused while the entry exists.
+        """
+        doc = self.doc.params.get(name)
+        key: tuple[str, Any, int, type, Any, str | None] | None
+        try:
+            key = (name, kind_, id(hint), type(default), _default_key(default), doc)
+            found = _DESCRIBED.get(key)
+        except TypeError:  # an unhashable default (not one the fast path takes)
+            key, found = None, None
+        if found is None:
+            found = _describe(name, kind_, default, hint, doc)
+            if found is None:
+                injected, annotation = is_injected(hint)
+                if injected:
+                    self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=True))
+                return injected
+            if key is not None:
+                if len(_DESCRIBED) >= _SHARED_SIZE:
+                    _DESCRIBED.clear()
+                _DESCRIBED[key] = found
+        param, prop, field, required = found
+        self.params.append(param)
+        self.properties[name] = prop
+        self.fields[name] = field
+        if required:
             self.required.append(name)
-            self.fields[name] = kind.required
-        else:
-            self.fields[name] = _defaulted(kind, default)
         return True
 
     def input_schema(self) -> FrozenDict:
