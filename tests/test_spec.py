@@ -333,7 +333,7 @@ import enum  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from toolrig._spec import _plain_json  # noqa: E402
+from toolrig._frozen import _plain_json  # noqa: E402
 
 
 class _Level(enum.IntEnum):

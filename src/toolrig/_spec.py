@@ -17,7 +17,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from toolrig._alternatives import check_alternatives
-from toolrig._frozen import FrozenDict, FrozenList, freeze, thaw
+from toolrig._frozen import check_json as _check_json
+from toolrig._frozen import freeze, thaw
 from toolrig.errors import DefinitionError
 
 if TYPE_CHECKING:
@@ -170,19 +171,7 @@ class ToolAnnotations:
     def for_permission(
         cls, permission: Permission, *, title: str | None = None, open_world: bool | None = None
     ) -> ToolAnnotations:
-        """Annotations implied by a permission level (frozen: equal arguments may share one)."""
-        if cls is ToolAnnotations and title is None and type(permission) is Permission and open_world in (
-                None, True, False):
-            key = (permission, open_world)
-            found = _DERIVED.get(key)
-            if found is None:
-                found = _DERIVED[key] = cls._for_permission(permission, title=None, open_world=open_world)
-            return found
-        return cls._for_permission(permission, title=title, open_world=open_world)
-
-    @classmethod
-    def _for_permission(cls, permission: Permission, *, title: str | None, open_world: bool | None,
-                        ) -> ToolAnnotations:
+        """Annotations implied by a permission level."""
         read_only = permission is Permission.READONLY
         return cls(
             title=title,
@@ -285,7 +274,11 @@ class ToolSpec:
             set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
 
     def _derived_annotations(self) -> ToolAnnotations:
-        return ToolAnnotations.for_permission(self.permission, open_world=self.trust is Trust.EXTERNAL or None)
+        key = (self.permission, self.trust is Trust.EXTERNAL or None)
+        found = _DERIVED.get(key)  # frozen: one per permission and open-world hint, shared by the specs
+        if found is None:
+            found = _DERIVED[key] = ToolAnnotations.for_permission(self.permission, open_world=key[1])
+        return found
 
     # -- identity ---------------------------------------------------------------------------
     @property
@@ -410,58 +403,6 @@ def _check_types(spec: ToolSpec) -> None:
                               f"got {type(spec.retry).__name__}")
     if spec.annotations is not None and not isinstance(spec.annotations, ToolAnnotations):
         raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
-
-
-_MAX_WALK_DEPTH = 64
-
-
-def _plain_json(value: Any) -> bool:
-    """True when ``value`` is made only of exact JSON types (so a JSON round trip gives it back): cheaper than one.
-
-    False says nothing (a subclass, a tuple, NaN, deeper than the walk goes, ...): the round trip itself
-    decides then. One loop over a stack of (container, depth), scalars checked in place.
-    """
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if kind is dict or kind is FrozenDict:
-            if depth >= _MAX_WALK_DEPTH:
-                return False
-            for key, child in item.items():
-                if type(key) is not str:
-                    return False
-                child_kind = type(child)
-                if not (child_kind is str or child_kind is int or child_kind is bool or child is None):
-                    stack.append((child, depth + 1))
-        elif kind is list or kind is FrozenList:
-            if depth >= _MAX_WALK_DEPTH:
-                return False
-            for child in item:
-                child_kind = type(child)
-                if not (child_kind is str or child_kind is int or child_kind is bool or child is None):
-                    stack.append((child, depth + 1))
-        elif kind is float:
-            if item - item != 0:  # not finite (inf - inf and nan - nan are nan)
-                return False
-        elif not (kind is str or kind is int or kind is bool or item is None):
-            return False
-    return True
-
-
-def _check_json(name: str, key: str, value: Any) -> Any:
-    """Return ``value`` if it survives a JSON round trip unchanged, else raise DefinitionError."""
-    if _plain_json(value):
-        return value
-    try:
-        ok = json.loads(json.dumps(value, allow_nan=False)) == value
-    except (TypeError, ValueError, RecursionError):
-        ok = False
-    if not ok:
-        raise DefinitionError(
-            f"tool {name!r}: {key} must be plain JSON data (str, number, bool, None, list, dict with "
-            "string keys; no NaN/Infinity, bytes, sets or objects), so it survives a JSON round trip")
-    return value
 
 
 def _check_rate_limit(name: str, value: str) -> None:
