@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from toolrig._define import BaseTool, Formatter, _SignatureTool, check_not_generator, split_options
-from toolrig._spec import ToolSpec
+from toolrig._spec import ToolSpec, check_name
 from toolrig.errors import DefinitionError
 
 __all__ = ["FunctionTool", "tool"]
@@ -36,16 +36,12 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         name = options.pop("name", None) or getattr(fn, "__name__", None)
         if not isinstance(name, str):
             raise DefinitionError("cannot take a tool name from this callable; pass name=...")
-        from toolrig._spec import check_name
-
         check_name(name)
         description = options.pop("description", None)
         self.fn: Callable[P, R] = fn
         self._method = _method_kind(fn)
         self._attr: str | None = None
-        from toolrig._schemas.schema import function_schema  # on first definition: a cheap `import toolrig`
-
-        self._schema = function_schema(fn, tool_name=name, skip_first=self._method is not None,
+        self._schema = _function_schema()(fn, tool_name=name, skip_first=self._method is not None,
                                        description=description)
         if not self._schema.description:
             raise DefinitionError(
@@ -108,6 +104,19 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         if owner is not None:
             return (_load_tool, (owner, self._attr or self.fn.__name__, self.spec))
         return (_load_tool, (self.fn.__module__, self.fn.__qualname__, self.spec))
+
+
+def _function_schema() -> Callable[..., Any]:
+    """:func:`toolrig._schemas.schema.function_schema`, imported on the first definition (a cheap `import toolrig`)."""
+    global _FUNCTION_SCHEMA
+    if _FUNCTION_SCHEMA is None:
+        from toolrig._schemas.schema import function_schema
+
+        _FUNCTION_SCHEMA = function_schema
+    return _FUNCTION_SCHEMA
+
+
+_FUNCTION_SCHEMA: Callable[..., Any] | None = None
 
 
 def _load_tool(where: Any, qualname: str, spec: ToolSpec) -> Any:

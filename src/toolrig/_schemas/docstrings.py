@@ -201,10 +201,18 @@ def _chunks(text: str, titles: list[tuple[int, str, int]]) -> dict[str, str]:
     return chunks
 
 
+_AT_INDENT: dict[str, re.Pattern[str]] = {}  # indent -> the parser's pattern of a line that starts with it
+
+
 def _entries(chunk: str) -> list[str] | None:
     """The entries of a section of several: each starts on a line with exactly the first line's indent."""
     indent = _LEADING_SPACE.match(chunk).group()  # type: ignore[union-attr]  # \s* always matches
-    starts = [m.end() for m in re.finditer("^" + indent + r"(?=\S)", chunk, flags=re.M)]
+    at_indent = _AT_INDENT.get(indent)
+    if at_indent is None:
+        if len(_AT_INDENT) >= 64:
+            _AT_INDENT.clear()
+        at_indent = _AT_INDENT[indent] = re.compile("^" + indent + r"(?=\S)", flags=re.M)
+    starts = [m.end() for m in at_indent.finditer(chunk)]
     if not starts:
         return None
     ends = [m - len(indent) for m in starts[1:]] + [len(chunk)]
