@@ -319,14 +319,6 @@ def test_the_google_reader_reads_any_text_as_docstring_parser(parts: list[str]) 
     assert _outcome(_docstrings._google, cleaned) == _outcome(_google_reference, cleaned)
 
 
-@settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(["\n", " ", "  ", "\t", "x", "\r", "\x0b", "\xa0", "\u2028", "\x1c", "a b"])
-                | st.text(max_size=6), max_size=20))
-def test_cleandoc_is_inspects(parts: list[str]) -> None:
-    text = "".join(parts)
-    assert _docstrings._cleandoc(text) == inspect.cleandoc(text)
-
-
 def test_the_parse_cache_is_keyed_by_the_raw_docstring() -> None:
     doc = "Sum.\n\n    Args:\n        a: x.\n    "
     assert parse_docstring(doc) is parse_docstring(doc)

@@ -8,6 +8,7 @@ against docstring_parser on hand-written and generated texts. The other styles a
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from collections.abc import Callable
@@ -72,31 +73,7 @@ def _reading(parsed: Docstring) -> _Reading:
                     returns.description if returns is not None else None, len(parsed.meta))
 
 
-# -- inspect.cleandoc, without a Python loop over the lines -----------------------------------------
-_INDENTS = re.compile(r"\n([^\S\n]*)\S")  # the indentation of each line after the first that has text
-_MARGINS: dict[int, re.Pattern[str]] = {}
-
-
-def _cleandoc(doc: str) -> str:
-    """``inspect.cleandoc(doc)``, the same text (tests compare them), in fewer Python steps.
-
-    cleandoc cuts the common margin off every line after the first (up to its length: a line of spaces
-    shorter than the margin becomes empty), strips the first line's leading whitespace, and drops empty lines
-    at both ends; on the whole text, those are a substitution after each newline and two strips of newlines.
-    """
-    doc = doc.expandtabs()
-    first, sep, tail = doc.partition("\n")
-    if sep:
-        indents = _INDENTS.findall(doc)
-        margin = min(map(len, indents)) if indents else 0
-        if margin:
-            cut = _MARGINS.get(margin)
-            if cut is None:
-                cut = _MARGINS[margin] = re.compile(rf"\n[^\S\n]{{0,{margin}}}")
-            tail = cut.sub("\n", sep + tail)[1:]
-    return (first.lstrip() + sep + tail).rstrip("\n").lstrip("\n")
-
-
+# -- cleandoc ----------------------------------------------------------------------------------------------
 def _clean(doc: str) -> tuple[str, bool]:
     """``cleandoc(doc)``, and whether that text is its own cleandoc (settled).
 
@@ -105,7 +82,7 @@ def _clean(doc: str) -> tuple[str, bool]:
     either end. (When leading lines were dropped, the new first line keeps its indent and the margin of the
     lines after it may be wider: a second cleandoc would change the text.)
     """
-    return _cleandoc(doc), bool(doc.expandtabs().partition("\n")[0].strip())
+    return inspect.cleandoc(doc), bool(doc.expandtabs().partition("\n")[0].strip())
 
 
 # -- Google style ------------------------------------------------------------------------------------
@@ -159,7 +136,7 @@ def _google(text: str, settled: bool = False) -> _Reading | None:
     if not text:
         return _Reading(None, None, [], None, 0)
     if not settled:
-        text = _cleandoc(text)
+        text = inspect.cleandoc(text)
     titles = _titles(text)
     parts = (text[:titles[0][0]] if titles else text).split("\n", 1)
     long = (parts[1] or "").strip() or None if len(parts) > 1 else None
@@ -168,7 +145,7 @@ def _google(text: str, settled: bool = False) -> _Reading | None:
     sections = 0
     for title, chunk in _chunks(text, titles).items():
         kind, holds = _KINDS[title]
-        entries = [_cleandoc(chunk)] if holds != _MULTIPLE else _entries(chunk)
+        entries = [inspect.cleandoc(chunk)] if holds != _MULTIPLE else _entries(chunk)
         if entries is None:
             return None
         for entry in entries:
@@ -226,12 +203,12 @@ def _entry(entry: str, kind: int) -> tuple[str, str] | None:
     before, desc = entry.split(":", 1)
     if kind == _PARAM and before and "\n" in before:  # only a parameter's name is kept
         first_line, rest_ = before.split("\n", 1)
-        before = first_line + _cleandoc(rest_)
+        before = first_line + inspect.cleandoc(rest_)
     if desc:
         desc = desc[1:] if desc[0] == " " else desc
         if "\n" in desc:
             first_line, rest_ = desc.split("\n", 1)
-            desc = first_line + "\n" + _cleandoc(rest_)
+            desc = first_line + "\n" + inspect.cleandoc(rest_)
         desc = desc.strip("\n")
     if kind == _PARAM:
         typed = GOOGLE_TYPED_ARG_REGEX.match(before)
