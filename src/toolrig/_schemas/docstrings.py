@@ -210,7 +210,7 @@ def _entry(entry: str, kind: int) -> tuple[str, str] | None:
             first_line, rest_ = desc.split("\n", 1)
             desc = first_line + "\n" + inspect.cleandoc(rest_)
         desc = desc.strip("\n")
-    if kind == _PARAM:
+    if kind == _PARAM and "(" in before:  # the typed form `name (type)` needs a parenthesis
         typed = GOOGLE_TYPED_ARG_REGEX.match(before)
         before = typed.group(1) if typed else before
     return before, desc
