@@ -1,8 +1,9 @@
 """Descriptions from docstrings in the Google, NumPy and Sphinx (reST) styles.
 
-Google style, the common one, is read by :func:`_google`: docstring_parser's Google parser step by step (the same
-regular expressions, splits and ``cleandoc`` calls, so the same reading and the same failures), keeping only what
-a :class:`DocInfo` needs instead of building docstring_parser's objects. ``tests/test_docstrings.py`` checks it
+Google style, the common one, is read by :func:`_google`: docstring_parser's Google parser step by step (its
+regular expressions, splits and ``cleandoc`` calls, section titles found by a cheaper scan that finds the same
+lines: the same reading and the same failures), keeping only what a :class:`DocInfo` needs instead of building
+docstring_parser's objects. ``tests/test_docstrings.py`` checks it
 against docstring_parser on hand-written and generated texts. The other styles are read by docstring_parser.
 """
 
@@ -94,9 +95,9 @@ _LINE_END_COLON = re.compile(r":[ \t\r\f\v]*$", flags=re.M)
 def _titles(text: str) -> list[tuple[int, str, int]]:
     """(start, title, end) of every match of :data:`_TITLES` in ``text``, found from the colons that end a line.
 
-    A title line is a title, a colon and spaces up to the end of the line; so it is the line of a colon found by
-    ``:[ \t\r\f\v]*$`` whose text before the colon is a title (scanning for colons is quicker than trying the
-    titles at every position).
+    A title line is a title, a colon and blanks (no newline) up to the end of the line; so it is the line of a
+    colon followed only by such blanks whose text before the colon is a title (scanning for colons is quicker
+    than trying the 17 titles at every position). Tests compare both on generated texts.
     """
     found = []
     for colon in _LINE_END_COLON.finditer(text):
@@ -105,6 +106,8 @@ def _titles(text: str) -> list[tuple[int, str, int]]:
         if text[start:at] in _TITLE_SET:
             found.append((start, text[start:at], colon.end()))
     return found
+
+
 _UNKNOWN_META = re.compile(r"\n\S")
 _LEADING_SPACE = re.compile(r"\s*")
 _PARAM, _RETURN, _OTHER = 1, 2, 3  # what an entry of a Google section is
