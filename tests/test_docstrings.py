@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import Field
@@ -241,11 +241,19 @@ def _every_style(text: str) -> Docstring | None:
     return best
 
 
-def _same(a: Docstring | None, b: Docstring | None) -> bool:
+def _outcome(read: Any, doc: str) -> tuple[str, Any]:
+    """The reading, or the exception type (docstring_parser's reST reader raises IndexError on ': : ', as before)."""
+    try:
+        return "read", read(doc)
+    except Exception as exc:
+        return "raised", type(exc)
+
+
+def _same(a: _docstrings._Reading | None, b: Docstring | None) -> bool:
+    """Whether toolrig's reading is docstring_parser's (``b``): description, parameters, returns, sections."""
     if a is None or b is None:
-        return a is b
-    return (a.style, a.short_description, a.long_description, [(m.args, m.description) for m in a.meta]) == (
-        b.style, b.short_description, b.long_description, [(m.args, m.description) for m in b.meta])
+        return a is None and b is None
+    return a == _docstrings._reading(b)
 
 
 _FRAGMENTS = ["Get the forecast.", "\n", "\n\n", "    ", "Args:", "Returns:", "Raises:", "Keyword Args:",
@@ -268,4 +276,89 @@ def test_the_styles_run_read_a_docstring_as_all_four_would(text: str) -> None:
 @given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=12), max_size=14))
 def test_any_text_is_read_as_all_four_styles_would(parts: list[str]) -> None:
     text = "".join(parts)
-    assert _same(_docstrings._best_parse(text), _every_style(text))
+    ours, theirs = _outcome(_docstrings._best_parse, text), _outcome(_every_style, text)
+    if ours[0] == theirs[0] == "read":  # else both raised the same (reST's IndexError on ': :', as before)
+        assert _same(ours[1], theirs[1])
+    else:
+        assert ours == theirs
+
+
+# -- the Google reader and cleandoc: docstring_parser's and inspect's results, in fewer steps ------------------
+import inspect  # noqa: E402
+
+_GOOGLE_FRAGMENTS = ["Get the forecast.", "\n", "\n\n", "    ", "  ", "Args:", "Arguments:", "Returns:", "Raises:",
+                     "Yields:", "Example:", "Examples:", "Attributes:", "Keyword Args:", "Other Parameters:",
+                     "city: the city", "days (int): how many", "units (str, optional): which", "x", ":", " : ",
+                     "(", ")", "Returns: text", "int: the count", "\r", "\t", "\x0b", "\u2028", "Note:", "-",
+                     "\n        (int)", "\n        more"]
+
+
+def _google_reference(text: str) -> _docstrings._Reading | None:
+    try:
+        return _docstrings._reading(_docstrings._GOOGLE.parse(text))
+    except ParseError:
+        return None
+
+
+@pytest.mark.parametrize("text", [
+    GOOGLE, NUMPY, SPHINX, "", "One line.", "Args:", "Args:\n", "Args:\n    a", "Returns:\n    int: a count.",
+    "S.\n\nArgs:\n    a (int): x.\n        more x.\n    b: y.\n\nReturns:\n    z.\n\nArgs:\n    c: again.",
+    "S.\n\nArgs:\n  \n    a: x.\nExample:\n    >>> f()\nYields:\n    int: n.",
+    "S.\n\nArgs:\n    a\n    (int): x.\n\nRaises:\n    ValueError: bad.\nunknown tail",
+    "S.\n\nArgs:\n    a\n        (int): x.\n    b\n      c: y\n         z."])
+def test_the_google_reader_reads_as_docstring_parser(text: str) -> None:
+    assert _docstrings._google(text) == _google_reference(text)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_GOOGLE_FRAGMENTS) | st.text(max_size=8), max_size=24))
+def test_the_google_reader_reads_any_text_as_docstring_parser(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _outcome(_docstrings._google, text) == _outcome(_google_reference, text)
+    cleaned = inspect.cleandoc(text)
+    assert _outcome(_docstrings._google, cleaned) == _outcome(_google_reference, cleaned)
+
+
+def test_the_parse_cache_is_keyed_by_the_raw_docstring() -> None:
+    doc = "Sum.\n\n    Args:\n        a: x.\n    "
+    assert parse_docstring(doc) is parse_docstring(doc)
+    assert parse_docstring(doc) == DocInfo(description="Sum.", params={"a": "x."})
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["\n", " ", "Args", "Args:", "Examples:", "Example", ":", " :", "\r", "\x0c", "\t",
+                                 "Returns:  ", "Keyword Args:", "x", "Other Params:\n"]) | st.text(max_size=4),
+                max_size=16))
+def test_section_titles_are_found_as_the_parsers_pattern_finds_them(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _docstrings._titles(text) == [(m.start(), m.group(1), m.end()) for m in _docstrings._TITLES.finditer(text)]
+
+
+def _docinfo_by_docstring_parser(doc: str) -> DocInfo:
+    """What parse_docstring gave when it ran docstring_parser's four styles on inspect.cleandoc(doc)."""
+    if not doc.strip():
+        return DocInfo()
+    text = inspect.cleandoc(doc)
+    best = _every_style(text)
+    if best is None:
+        return DocInfo(description=text.strip())
+    parts = [p for p in (best.short_description, best.long_description) if p]
+    returns = best.returns.description if best.returns and best.returns.description else None
+    return DocInfo(description="\n\n".join(parts).strip(),
+                   params={p.arg_name: " ".join(p.description.split()) for p in best.params if p.description},
+                   returns=returns)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_FRAGMENTS + _GOOGLE_FRAGMENTS + ["\n    ", "\n        ", "\n  \n"])
+                | st.text(max_size=8), max_size=24))
+def test_parse_docstring_reads_any_docstring_as_docstring_parser(parts: list[str]) -> None:
+    doc = "".join(parts)
+    assert _outcome(parse_docstring.__wrapped__, doc) == _outcome(_docinfo_by_docstring_parser, doc)
+
+
+@pytest.mark.parametrize("doc", [GOOGLE, NUMPY, SPHINX, "\n    Summary.\n\n    Args:\n        a: x.\n    ",
+                                 "\n\nS.\n  Args:\n    a: x.\n b", "\tS.\n\tArgs:\n\t    a: x.", ": : ",
+                                 "\n\n  S.\n    Args:\n      a: x."])  # cleandoc twice reads Args only here
+def test_parse_docstring_reads_these_as_docstring_parser(doc: str) -> None:
+    assert _outcome(parse_docstring.__wrapped__, doc) == _outcome(_docinfo_by_docstring_parser, doc)

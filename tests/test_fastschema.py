@@ -322,3 +322,83 @@ def test_generated_signatures_mostly_take_the_fast_path() -> None:
               " p3: Annotated[int, Field(ge=0, le=10)] = 3, p4: dict[str, bool] | None = None) -> str:\n"
               "    '''Generated.'''")
     assert fast_function_schema(make(source), general=general_function_schema, tool_name="t") is not None
+
+
+# -- parts shared between tools: equal parameters share their (frozen) property and record -------------------------
+def _twins() -> tuple[Any, Any]:
+    first = make('''
+        def f_first(city: str, limit: int = 10, units: Literal["metric", "imperial"] = "metric") -> str:
+            """First.
+
+            Args:
+                city: The city name.
+                limit: How many results.
+                units: Which units.
+            """''')
+    second = make('''
+        def f_second(city: str, limit: int = 10, units: Literal["metric", "imperial"] = "metric") -> str:
+            """Second.
+
+            Args:
+                city: The city name.
+                limit: How many results.
+                units: Which units.
+            """''')
+    return tool(first), tool(second)
+
+
+def test_equal_parameters_share_one_frozen_property() -> None:
+    a, b = _twins()
+    props_a, props_b = a.spec.input_schema["properties"], b.spec.input_schema["properties"]
+    assert props_a is not props_b
+    for name in ("city", "limit", "units"):
+        assert props_a[name] is props_b[name]
+        with pytest.raises(TypeError):
+            props_a[name]["description"] = "changed"
+    with pytest.raises(TypeError):
+        props_a["units"]["enum"].append("kelvin")
+    assert a.function_schema.params[1] is b.function_schema.params[1]
+
+
+def test_changing_one_tools_export_leaves_the_other_alone() -> None:
+    from toolrig.providers import to_anthropic, to_mcp, to_openai
+
+    a, b = _twins()
+    before = json.dumps([b.spec.to_dict(), to_openai([b]), to_openai([b], strict=True), to_anthropic([b]), to_mcp([b])])
+    for exported in (a.spec.to_dict()["input_schema"], to_openai([a])[0]["function"]["parameters"],
+                     to_openai([a], strict=True)[0]["function"]["parameters"], to_anthropic([a])[0]["input_schema"],
+                     to_mcp([a])[0]["inputSchema"]):
+        exported["properties"]["city"]["description"] = "changed"
+        exported["properties"]["limit"]["default"] = 99
+        exported["properties"]["units"]["enum"].append("kelvin")
+    assert json.dumps([b.spec.to_dict(), to_openai([b]), to_openai([b], strict=True), to_anthropic([b]),
+                       to_mcp([b])]) == before
+    assert a.spec.input_schema == b.spec.input_schema
+
+
+def test_defaults_that_compare_equal_are_not_shared() -> None:
+    shown = []
+    for default in ("1", "1.0", "True", "0.0", "-0.0"):
+        annotation = "bool" if default == "True" else "float" if "." in default else "int"
+        fn = make(f"def f_d(a: {annotation} = {default}) -> str:\n    '''D.\n\n    Args:\n        a: The a.\n    '''")
+        fast = assert_same(fn)
+        shown.append(json.dumps(fast.input_schema["properties"]["a"]))
+        assert fast.params[0].default is fn.__defaults__[0] or repr(fast.params[0].default) == default
+    assert len(set(shown)) == 5, shown
+
+
+def test_a_fast_schema_reads_its_docstring_again_on_ask() -> None:
+    fn = make('''
+        def f_doc(a: int) -> str:
+            """Doc.
+
+            Args:
+                a: The a.
+
+            Returns:
+                Text.
+            """''')
+    fast = assert_same(fn, param_docs={"b": "From elsewhere."})
+    assert fast.doc.params == {"b": "From elsewhere.", "a": "The a."} and fast.doc.returns == "Text."
+    fn.__doc__ = "Changed later."
+    assert fast.doc.description == "Doc."  # the docstring as it was when the tool was defined

@@ -333,7 +333,7 @@ import enum  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from toolrig._spec import _plain_json  # noqa: E402
+from toolrig._frozen import _plain_json  # noqa: E402
 
 
 class _Level(enum.IntEnum):
@@ -363,3 +363,50 @@ def test_a_spec_still_refuses_what_json_would_change() -> None:
     for bad in ({"a": float("nan")}, {1: "x"}, {"a": {1, 2}}, {"a": b"x"}, {"a": [_Text("x"), {2: 1}]}):
         with pytest.raises(DefinitionError):
             ToolSpec(name="t", description="d", input_schema={"type": "object"}, metadata=bad)
+
+
+def test_deep_values_are_decided_by_the_round_trip() -> None:
+    deep: object = "x"
+    for _ in range(60):  # deeper than the walk goes (120 containers): the round trip accepts it
+        deep = {"a": [deep]}
+    assert not _plain_json(deep)
+    assert ToolSpec(name="t", description="d", metadata={"deep": deep}).metadata["deep"] == deep
+    with pytest.raises(DefinitionError):
+        ToolSpec(name="t", description="d", metadata={"deep": {"a": [deep, float("nan")]}})
+
+
+# -- parts shared between specs are frozen: one spec's cannot change another's ------------------------------
+def test_empty_metadata_is_one_frozen_dict_that_no_spec_can_change() -> None:
+    a, b = ToolSpec(name="a", description="d"), ToolSpec(name="b", description="d", metadata={})
+    assert a.metadata is b.metadata and a.metadata == {}
+    with pytest.raises(TypeError):
+        a.metadata["x"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError):
+        a.metadata.update(x=1)  # type: ignore[attr-defined]
+    exported = a.to_dict()["metadata"]
+    exported["x"] = 1
+    assert b.metadata == {} and b.to_dict()["metadata"] == {}
+    assert freeze({}) == {} and thaw(freeze({})) == {} and thaw(freeze({})) is not thaw(freeze({}))
+
+
+def test_derived_annotations_are_shared_and_frozen() -> None:
+    import dataclasses
+
+    a, b = ToolSpec(name="a", description="d"), ToolSpec(name="b", description="d")
+    assert a.annotations is b.annotations
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.annotations.title = "x"  # type: ignore[misc, union-attr]
+    external = ToolSpec(name="c", description="d", permission="readonly", trust="external")
+    assert external.annotations == ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                                   open_world_hint=True)
+    assert ToolAnnotations.for_permission(Permission.WRITE, title="T").title == "T"
+    assert a.replace(permission="readonly").annotations == ToolAnnotations.for_permission(Permission.READONLY)
+
+
+def test_versions_are_parsed_once_and_bad_ones_still_refused() -> None:
+    from toolrig._spec import parse_version
+
+    assert parse_version("1.2.3") is parse_version("1.2.3")
+    for bad in ("one", ["1"], None, 1.5):
+        with pytest.raises(DefinitionError):
+            parse_version(bad)  # type: ignore[arg-type]

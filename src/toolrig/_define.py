@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import fields as dc_fields
@@ -197,8 +198,15 @@ class _SignatureTool(BaseTool):
             return fn(*args, **kwargs)
 
 
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+
+
 def check_not_generator(name: str, fn: Callable[..., Any]) -> None:
-    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+    if type(fn) is types.FunctionType:  # what inspect.isgeneratorfunction / isasyncgenfunction read, directly
+        generator = bool(fn.__code__.co_flags & _GENERATOR_FLAGS)
+    else:
+        generator = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
+    if generator:
         raise DefinitionError(
             f"{name}: a generator cannot be a tool (a call gives one result); return a list instead, "
             "and report progress with current_context().report_progress(...)")

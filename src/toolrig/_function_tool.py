@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from toolrig._define import BaseTool, Formatter, _SignatureTool, check_not_generator, split_options
-from toolrig._spec import ToolSpec
+from toolrig._spec import ToolSpec, check_name
 from toolrig.errors import DefinitionError
 
 __all__ = ["FunctionTool", "tool"]
@@ -30,22 +30,18 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
             raise DefinitionError(
                 f"@tool needs a function or method, got {type(fn).__name__}: wrap it in a `def` with "
                 "typed parameters (a functools.partial or callable object has no signature to describe)")
-        functools.update_wrapper(self, fn)  # first, so that attributes of `fn` cannot replace ours
+        _wrap(self, fn)  # first, so that attributes of `fn` cannot replace ours
         check_not_generator(getattr(fn, "__name__", "tool"), fn)
         options = split_options(getattr(fn, "__name__", "tool"), options)
         name = options.pop("name", None) or getattr(fn, "__name__", None)
         if not isinstance(name, str):
             raise DefinitionError("cannot take a tool name from this callable; pass name=...")
-        from toolrig._spec import check_name
-
         check_name(name)
         description = options.pop("description", None)
         self.fn: Callable[P, R] = fn
         self._method = _method_kind(fn)
         self._attr: str | None = None
-        from toolrig._schemas.schema import function_schema  # on first definition: a cheap `import toolrig`
-
-        self._schema = function_schema(fn, tool_name=name, skip_first=self._method is not None,
+        self._schema = _function_schema()(fn, tool_name=name, skip_first=self._method is not None,
                                        description=description)
         if not self._schema.description:
             raise DefinitionError(
@@ -110,6 +106,19 @@ class FunctionTool(_SignatureTool, Generic[P, R]):
         return (_load_tool, (self.fn.__module__, self.fn.__qualname__, self.spec))
 
 
+def _function_schema() -> Callable[..., Any]:
+    """:func:`toolrig._schemas.schema.function_schema`, imported on the first definition (a cheap `import toolrig`)."""
+    global _FUNCTION_SCHEMA
+    if _FUNCTION_SCHEMA is None:
+        from toolrig._schemas.schema import function_schema
+
+        _FUNCTION_SCHEMA = function_schema
+    return _FUNCTION_SCHEMA
+
+
+_FUNCTION_SCHEMA: Callable[..., Any] | None = None
+
+
 def _load_tool(where: Any, qualname: str, spec: ToolSpec) -> Any:
     """Unpickle a function tool: the attribute ``qualname`` of a module (by name) or an object."""
     obj = importlib.import_module(where) if isinstance(where, str) else where
@@ -157,6 +166,25 @@ def _make_tool(fn: Callable[P, R], options: dict[str, Any]) -> FunctionTool[P, R
     clone = fn.with_spec(**split_options(fn.name, options))
     clone.__dict__.update(extra)
     return clone
+
+
+def _wrap(wrapper: Any, fn: Callable[..., Any]) -> None:
+    """``functools.update_wrapper(wrapper, fn)``, without making the wrapper's ``__dict__`` when fn has no attributes.
+
+    (Asking an instance for its ``__dict__`` makes a dict object that then stays; the same attributes set one by
+    one live in the instance's own storage.)
+    """
+    for attr in functools.WRAPPER_ASSIGNMENTS:
+        try:
+            value = getattr(fn, attr)
+        except AttributeError:
+            pass
+        else:
+            setattr(wrapper, attr, value)
+    extra = getattr(fn, "__dict__", None)
+    if extra:
+        wrapper.__dict__.update(extra)
+    wrapper.__wrapped__ = fn
 
 
 def _method_kind(fn: Callable[..., Any]) -> str | None:

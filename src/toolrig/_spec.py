@@ -6,6 +6,7 @@ statistics sit beside it in :class:`ToolVitals`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -16,7 +17,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from toolrig._alternatives import check_alternatives
-from toolrig._frozen import FrozenDict, FrozenList, freeze, thaw
+from toolrig._frozen import check_json as _check_json
+from toolrig._frozen import freeze, thaw
 from toolrig.errors import DefinitionError
 
 if TYPE_CHECKING:
@@ -81,13 +83,26 @@ def check_name(name: str, *, what: str = "tool name") -> str:
 
 
 def parse_version(version: str) -> Version:
-    """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``)."""
+    """Parse a semver-like version string (``1.2.3``, ``1.2.3-rc.1``).
+
+    The answer is shared between equal strings (a Version does not change): most tools have the same few.
+    """
+    try:
+        return _parse_version_cached(version)
+    except TypeError:  # unhashable: not a version either (raises DefinitionError)
+        return _parse_version(version)
+
+
+def _parse_version(version: str) -> Version:
     from packaging.version import InvalidVersion, Version  # on first use: a cheap `import toolrig`
 
     try:
         return Version(version)
     except (InvalidVersion, TypeError) as exc:
         raise DefinitionError(f"version {version!r} is not a semantic version such as '1.2.3'") from exc
+
+
+_parse_version_cached = functools.lru_cache(maxsize=256)(_parse_version)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,9 +204,16 @@ class ToolAnnotations:
         )
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+_DERIVED: dict[tuple[Permission, bool | None], ToolAnnotations] = {}
+"""The annotations each permission implies (with each open-world hint), shared by the specs that derive them."""
+
+
+@dataclass(frozen=True, kw_only=True, eq=False, slots=True)
 class ToolSpec:
-    """Everything known about a tool except its code. Frozen; ``to_dict()`` is JSON-ready."""
+    """Everything known about a tool except its code. Frozen; ``to_dict()`` is JSON-ready.
+
+    Its fields live in slots (no ``__dict__``): one object per tool, no dict beside it.
+    """
 
     name: str
     description: str = ""
@@ -224,10 +246,13 @@ class ToolSpec:
         set_ = object.__setattr__
         check_name(self.name)
         parse_version(self.version)
-        try:
-            set_(self, "permission", Permission(self.permission))
-            set_(self, "trust", Trust(self.trust))
-            set_(self, "isolation", Isolation(self.isolation))
+        try:  # (a member already is itself: not converted again)
+            if type(self.permission) is not Permission:
+                set_(self, "permission", Permission(self.permission))
+            if type(self.trust) is not Trust:
+                set_(self, "trust", Trust(self.trust))
+            if type(self.isolation) is not Isolation:
+                set_(self, "isolation", Isolation(self.isolation))
         except ValueError as exc:
             raise DefinitionError(f"tool {self.name!r}: {exc}") from exc
         set_(self, "tags", _check_tags(self.name, self.tags))
@@ -245,10 +270,15 @@ class ToolSpec:
             if value is not None:
                 set_(self, name, _check_json(self.name, name, freeze(value)))
         set_(self, "examples", tuple(_check_json(self.name, "examples", freeze(e)) for e in self.examples))
-        set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
+        if type(self.alternatives) is not tuple or self.alternatives:  # () is checked already
+            set_(self, "alternatives", check_alternatives(self.name, self.alternatives))
 
     def _derived_annotations(self) -> ToolAnnotations:
-        return ToolAnnotations.for_permission(self.permission, open_world=self.trust is Trust.EXTERNAL or None)
+        key = (self.permission, self.trust is Trust.EXTERNAL or None)
+        found = _DERIVED.get(key)  # frozen: one per permission and open-world hint, shared by the specs
+        if found is None:
+            found = _DERIVED[key] = ToolAnnotations.for_permission(self.permission, open_world=key[1])
+        return found
 
     # -- identity ---------------------------------------------------------------------------
     @property
@@ -373,39 +403,6 @@ def _check_types(spec: ToolSpec) -> None:
                               f"got {type(spec.retry).__name__}")
     if spec.annotations is not None and not isinstance(spec.annotations, ToolAnnotations):
         raise DefinitionError(f"{where}: annotations must be ToolAnnotations, got {type(spec.annotations).__name__}")
-
-
-def _plain_json(value: Any) -> bool:
-    """True when ``value`` is made only of exact JSON types (so a JSON round trip gives it back): cheaper than one.
-
-    False says nothing (a subclass, a tuple, NaN, ...): the round trip itself decides then.
-    """
-    kind = type(value)
-    if kind is dict or kind is FrozenDict:
-        return all(type(k) is str and _plain_json(v) for k, v in value.items())
-    if kind is list or kind is FrozenList:
-        return all(_plain_json(v) for v in value)
-    if kind is float:
-        return bool(value - value == 0)  # finite
-    return kind is str or kind is int or kind is bool or value is None
-
-
-def _check_json(name: str, key: str, value: Any) -> Any:
-    """Return ``value`` if it survives a JSON round trip unchanged, else raise DefinitionError."""
-    try:
-        if _plain_json(value):
-            return value
-    except RecursionError:  # nested too deep to walk: the round trip decides (and fails the same way)
-        pass
-    try:
-        ok = json.loads(json.dumps(value, allow_nan=False)) == value
-    except (TypeError, ValueError, RecursionError):
-        ok = False
-    if not ok:
-        raise DefinitionError(
-            f"tool {name!r}: {key} must be plain JSON data (str, number, bool, None, list, dict with "
-            "string keys; no NaN/Infinity, bytes, sets or objects), so it survives a JSON round trip")
-    return value
 
 
 def _check_rate_limit(name: str, value: str) -> None:

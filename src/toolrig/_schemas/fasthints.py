@@ -84,7 +84,17 @@ def _evaluate(text: str, globalns: dict[str, Any]) -> Any:
     entry = _EVALUATED.get(text)
     if entry is not None:
         code, bound, value = entry
-        if all(_lookup(name, globalns) is obj for name, obj in bound):
+        builtins: Any = _MISSING
+        for name, obj in bound:  # _lookup inlined: this runs for every annotation of every tool
+            found = globalns.get(name, _MISSING)
+            if found is _MISSING:
+                if builtins is _MISSING:
+                    builtins = globalns.get("__builtins__")
+                    builtins = builtins if isinstance(builtins, dict) else getattr(builtins, "__dict__", {})
+                found = builtins.get(name, _MISSING)
+            if found is not obj:
+                break
+        else:
             return value
     else:
         if text.startswith("*"):  # unpacked forms: get_type_hints compiles them differently

@@ -8,6 +8,7 @@ parameters are simple: ``str``, ``int``, ``float``, ``bool``, ``list[...]``, ``d
 module writes the JSON Schema itself and builds the validator with the public
 ``pydantic_core.core_schema`` API: the same core schema pydantic would build, without the model.
 
+What it knows of annotations and parameters (shared between tools) is in :mod:`toolrig._schemas.fastkinds`.
 Whatever it does not recognise makes :func:`fast_function_schema` return ``None`` and the
 caller takes the general path. ``tests/test_fastschema.py`` checks that both paths give equal
 schemas (key order included) and equal validation results and errors.
@@ -16,285 +17,23 @@ schemas (key order included) and equal validation results and errors.
 from __future__ import annotations
 
 import inspect
-import math
-import sys
-import types
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any, NamedTuple
 
 from pydantic_core import SchemaError, SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
-from toolrig._frozen import FrozenDict, FrozenList, freeze
+from toolrig._frozen import FrozenDict, FrozenList
 from toolrig._schemas.docstrings import DocInfo, parse_docstring
 from toolrig._schemas.fasthints import plain_parameters, plain_type_hints
-from toolrig._schemas.function_schema import FunctionSchema, ParamInfo, arguments_error, output_schema
+from toolrig._schemas.fastkinds import CONFIG, described, output_of
+from toolrig._schemas.function_schema import FunctionSchema, ParamInfo, arguments_error
 from toolrig._schemas.hints import is_injected
 
 __all__ = ["FastFunctionSchema", "fast_function_schema"]
 
-_NONE = type(None)
 _EMPTY = inspect.Parameter.empty
 _VAR_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-_CONFIG = cs.CoreConfig(allow_inf_nan=False)
-_CACHE_SIZE = 4096
-
-# JSON Schema type and core-schema factory of each scalar type.
-_SCALARS: dict[type, tuple[str, Callable[..., cs.CoreSchema]]] = {
-    str: ("string", cs.str_schema), int: ("integer", cs.int_schema),
-    float: ("number", cs.float_schema), bool: ("boolean", cs.bool_schema),
-}
-# Field constraint -> (JSON Schema keyword for numbers, for strings, for lists); None: not allowed.
-_CONSTRAINTS: dict[str, tuple[str | None, str | None, str | None]] = {
-    "ge": ("minimum", None, None), "gt": ("exclusiveMinimum", None, None),
-    "le": ("maximum", None, None), "lt": ("exclusiveMaximum", None, None),
-    "multiple_of": ("multipleOf", None, None), "pattern": (None, "pattern", None),
-    "min_length": (None, "minLength", "minItems"), "max_length": (None, "maxLength", "maxItems"),
-}
-
-Simple = tuple[dict[str, Any], Any]
-"""A recognised annotation: its JSON Schema (keys sorted as pydantic sorts them) and its core schema
-(a ``pydantic_core`` CoreSchema dict, typed loosely because it is read and extended by key here)."""
-
-
-# -- annotations -----------------------------------------------------------------------------------
-def _sorted(schema: dict[str, Any]) -> dict[str, Any]:
-    return {key: schema[key] for key in sorted(schema)}
-
-
-def _scalar(ann: Any) -> Simple | None:
-    entry = _SCALARS.get(ann) if type(ann) is type else None
-    if entry is None:
-        return None
-    return {"type": entry[0]}, entry[1]()
-
-
-def _literal(values: tuple[Any, ...]) -> Simple | None:
-    kind = type(values[0])
-    if kind not in _SCALARS or kind is float or any(type(v) is not kind for v in values):
-        return None
-    json_type = _SCALARS[kind][0]
-    body: dict[str, Any] = {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
-    return _sorted({**body, "type": json_type}), cs.literal_schema(list(values))
-
-
-def _generic(ann: Any, origin: Any) -> Simple | None:
-    args = get_args(ann)
-    if origin is list and len(args) == 1:
-        item = _simple(args[0])
-        return None if item is None else ({"items": item[0], "type": "array"}, cs.list_schema(item[1]))
-    if origin is dict and len(args) == 2 and args[0] is str:
-        value = _simple(args[1])
-        if value is None:
-            return None
-        return {"additionalProperties": value[0], "type": "object"}, cs.dict_schema(cs.str_schema(), value[1])
-    if (origin is Union or origin is types.UnionType) and len(args) == 2 and args[1] is _NONE:
-        inner = _simple(args[0])
-        return None if inner is None else ({"anyOf": [inner[0], {"type": "null"}]}, cs.nullable_schema(inner[1]))
-    if origin is Literal and args:
-        return _literal(args)
-    return None
-
-
-def _simple(ann: Any) -> Simple | None:
-    """JSON Schema and core schema of a recognised annotation without a description, else None."""
-    try:
-        found = _scalar(ann)
-    except TypeError:  # unhashable annotation
-        return None
-    if found is not None:
-        return found
-    origin = get_origin(ann)
-    if origin is None:
-        return None
-    if origin is Annotated:
-        constrained = _annotated(ann)
-        return None if constrained is None or constrained[1] is not None else constrained[0]
-    return _generic(ann, origin)
-
-
-_UNSET: dict[type, dict[str, Any]] = {}
-
-
-def _plain_field_attributes(cls: type) -> dict[str, Any]:
-    """The public attributes of a fresh ``cls()`` (a pydantic FieldInfo), other than description and metadata."""
-    found = _UNSET.get(cls)
-    if found is None:
-        fresh = cls()
-        names = [n for n in getattr(cls, "__slots__", ()) if not n.startswith("_") and n not in ("description",
-                                                                                                  "metadata")]
-        found = _UNSET[cls] = {n: getattr(fresh, n) for n in names}
-    return found
-
-
-def _field_constraints(info: Any) -> dict[str, Any] | None:
-    """The constraints of a ``Field(...)`` that sets nothing but a description and numeric/length constraints.
-
-    Decided from public attributes only: every public attribute of the FieldInfo class (as listed in its
-    ``__slots__``, so attributes added by later pydantic versions are compared too) must equal that of a
-    fresh ``FieldInfo()``, and every metadata item must be an ``annotated_types`` constraint this module
-    knows. Anything else (a pattern, an alias, examples, ...) takes the general path.
-    """
-    unset = _plain_field_attributes(type(info))
-    if not unset or any(getattr(info, name, None) != value for name, value in unset.items()):
-        return None
-    import annotated_types as at
-
-    keys = {at.Ge: "ge", at.Gt: "gt", at.Le: "le", at.Lt: "lt", at.MultipleOf: "multiple_of",
-            at.MinLen: "min_length", at.MaxLen: "max_length"}
-    constraints: dict[str, Any] = {}
-    for item in info.metadata:
-        key = keys.get(type(item))
-        if key is None:
-            return None
-        value = getattr(item, key)
-        if key in constraints or type(value) not in (int, float) or (
-                type(value) is float and not math.isfinite(value)):
-            return None
-        constraints[key] = value
-    return constraints
-
-
-def _annotated(ann: Any) -> tuple[Simple, str | None] | None:
-    """``Annotated[base, Field(...)]`` with constraints on a scalar or list, and its description."""
-    fields_module = sys.modules.get("pydantic.fields")  # a FieldInfo exists only once that is imported
-    base, *meta = get_args(ann)
-    if fields_module is None or len(meta) != 1 or not isinstance(meta[0], fields_module.FieldInfo):
-        return None
-    constraints = _field_constraints(meta[0])
-    description = meta[0].description
-    if constraints is None or (description is not None and (type(description) is not str or not description)):
-        return None
-    inner = _simple(base)
-    if inner is None:
-        return None
-    json_schema, core = inner
-    column = 0 if core["type"] in ("int", "float") else 1 if core["type"] == "str" else 2
-    if constraints and core["type"] not in ("int", "float", "str", "list"):
-        return None
-    for key, value in constraints.items():
-        keyword = _CONSTRAINTS[key][column]
-        if keyword is None or (key == "pattern") != (type(value) is str):
-            return None
-        json_schema[keyword] = value
-        core[key] = value
-    return (_sorted(json_schema), core), description
-
-
-@dataclass(frozen=True, slots=True)
-class _Kind:
-    """A recognised parameter annotation, computed once and shared by every tool that uses it.
-
-    Attributes:
-        json: its JSON Schema (frozen, keys sorted), without default and description.
-        core: its core schema.
-        description: the ``Field(description=...)`` of a top-level ``Annotated``.
-        required: the typed-dict field of a parameter without a default.
-    """
-
-    json: FrozenDict
-    core: Any
-    description: str | None
-    required: Any
-
-
-# annotation -> (that annotation, its kind). Typing's equality ignores order (Literal['a', 'b']
-# == Literal['b', 'a']) where the schema does not, so a hit counts only if _same() agrees.
-_KINDS: dict[Any, tuple[Any, _Kind | None]] = {}
-# (id of a kind, type and repr of a default) -> (that kind, the typed-dict field)
-_DEFAULTED: dict[tuple[int, type, str], tuple[_Kind, Any]] = {}
-
-
-def _new_kind(annotation: Any) -> _Kind | None:
-    description = None
-    if get_origin(annotation) is Annotated:
-        found = _annotated(annotation)
-        simple, description = (None, None) if found is None else found
-    else:
-        simple = _simple(annotation)
-    if simple is None:
-        return None
-    return _Kind(freeze(simple[0]), simple[1], description, cs.typed_dict_field(simple[1], required=True))
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Whether two annotations are the same in order and identity of their parts, not just equal."""
-    if a is b:
-        return True
-    origin = get_origin(a)
-    if type(a) is not type(b) or origin is None or origin is not get_origin(b):
-        return False
-    args_a, args_b = get_args(a), get_args(b)
-    if len(args_a) != len(args_b):
-        return False
-    if origin is Literal:
-        return all(type(x) is type(y) and x == y for x, y in zip(args_a, args_b, strict=True))
-    if origin is Annotated:
-        return _same(args_a[0], args_b[0]) and all(x is y for x, y in zip(args_a[1:], args_b[1:], strict=True))
-    return all(_same(x, y) for x, y in zip(args_a, args_b, strict=True))
-
-
-def _kind(annotation: Any) -> _Kind | None:
-    try:
-        entry = _KINDS.get(annotation)
-    except TypeError:  # unhashable annotation
-        return _new_kind(annotation)
-    if entry is not None and _same(annotation, entry[0]):
-        return entry[1]
-    kind = _new_kind(annotation)
-    if entry is None:
-        if len(_KINDS) >= _CACHE_SIZE:
-            _KINDS.clear()
-        _KINDS[annotation] = (annotation, kind)
-    return kind
-
-
-def _default_fits(default: Any, core: Any) -> bool:
-    """Defaults the fast path reproduces exactly: JSON scalars of the annotated type."""
-    kind = core["type"]
-    if kind == "nullable" and default is None:
-        return True
-    if kind == "nullable":
-        return _default_fits(default, core["schema"])
-    if kind == "literal":
-        return any(type(v) is type(default) and v == default for v in core["expected"])
-    if kind == "float":
-        return type(default) in (int, float) and math.isfinite(default)
-    return (kind, type(default)) in {("str", str), ("int", int), ("bool", bool)}
-
-
-def _defaulted(kind: _Kind, default: Any) -> Any:
-    """The typed-dict field of a parameter with a default (shared between equal defaults).
-
-    The entry holds the kind, so its id is not reused while the entry exists; the repr tells
-    defaults apart that compare equal (0.0 and -0.0).
-    """
-    key = (id(kind), type(default), repr(default))
-    entry = _DEFAULTED.get(key)
-    if entry is not None:
-        return entry[1]
-    field = cs.typed_dict_field(cs.with_default_schema(kind.core, default=default), required=False)
-    if len(_DEFAULTED) >= _CACHE_SIZE:
-        _DEFAULTED.clear()
-    _DEFAULTED[key] = (kind, field)
-    return field
-
-
-def _property(kind: _Kind, default: Any, description: str | None) -> FrozenDict:
-    if default is _EMPTY and not description:
-        return kind.json
-    json_schema = dict(kind.json)
-    if default is not _EMPTY:
-        json_schema["default"] = default
-    if description:
-        json_schema["description"] = description
-    return FrozenDict(_sorted(json_schema))
-
-
-def _output(annotation: Any) -> Any:
-    kind = _kind(annotation) if get_origin(annotation) is not Annotated else None
-    return kind.json if kind is not None else output_schema(annotation)
 
 
 # -- the schema ------------------------------------------------------------------------------------
@@ -306,13 +45,25 @@ class FastFunctionSchema(FunctionSchema):
     so that every error reads exactly as it would there.
     """
 
-    __slots__ = ("_general", "_origin", "_validator")
+    __slots__ = ("_docstring", "_general", "_origin", "_validator")
 
-    def __init__(self, *, validator: SchemaValidator, origin: Callable[[], FunctionSchema], **kwargs: Any) -> None:
-        super().__init__(model=None, **kwargs)
+    def __init__(self, *, description: str, docstring: str | None, input_schema: FrozenDict,
+                 output_schema: FrozenDict | None, params: tuple[ParamInfo, ...], validator: SchemaValidator,
+                 origin: _Origin) -> None:
+        self.description = description
+        self._docstring = docstring
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.params = params
+        self._model = None
         self._validator = validator
         self._origin = origin
         self._general: FunctionSchema | None = None
+
+    @property
+    def doc(self) -> DocInfo:  # type: ignore[override]  # the general path's is a plain attribute
+        """What the function's docstring says (read again on ask: a tool does not keep it)."""
+        return _doc_info(self._docstring, self._origin.param_docs)
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         if type(arguments) is not dict:
@@ -326,8 +77,30 @@ class FastFunctionSchema(FunctionSchema):
     def general(self) -> FunctionSchema:
         """The same schema built by the general (pydantic model) path."""
         if self._general is None:
-            self._general = self._origin()
+            self._general = self._origin.build()
         return self._general
+
+
+class _Origin(NamedTuple):
+    """How a fast schema was asked for, to build the same schema the general way on need (no closure cells)."""
+
+    fn: Callable[..., Any]
+    tool_name: str
+    skip_first: bool
+    description: str | None
+    param_docs: Mapping[str, str] | None
+    general: Callable[..., FunctionSchema]
+
+    def build(self) -> FunctionSchema:
+        return self.general(self.fn, tool_name=self.tool_name, skip_first=self.skip_first,
+                            description=self.description, param_docs=self.param_docs)
+
+
+def _doc_info(docstring: str | None, param_docs: Mapping[str, str] | None) -> DocInfo:
+    doc = parse_docstring(docstring)
+    if param_docs:
+        doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
+    return doc
 
 
 def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]] | None:
@@ -354,20 +127,23 @@ class _Builder:
         self.required: list[str] = []
 
     def add(self, name: str, kind_: Any, default: Any, hint: Any) -> bool:
-        """Add one parameter; False when the fast path cannot describe it."""
-        injected, annotation = is_injected(hint)
-        self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=injected))
-        if injected:
-            return True
-        kind = _kind(annotation)
-        if kind is None or (default is not _EMPTY and not _default_fits(default, kind.core)):
-            return False
-        self.properties[name] = _property(kind, default, kind.description or self.doc.params.get(name))
-        if default is _EMPTY:
+        """Add one parameter; False when the fast path cannot describe it.
+
+        What a parameter is (record, property, field) is shared between the tools that have the same one: a
+        toolset repeats its parameters (``limit``, ``cursor``, ``repo``...), and all three are frozen.
+        """
+        found = described(name, kind_, default, hint, self.doc.params.get(name))
+        if found is None:
+            injected, annotation = is_injected(hint)
+            if injected:
+                self.params.append(ParamInfo(name, name, annotation, default, kind_, injected=True))
+            return injected
+        param, prop, field, required = found
+        self.params.append(param)
+        self.properties[name] = prop
+        self.fields[name] = field
+        if required:
             self.required.append(name)
-            self.fields[name] = kind.required
-        else:
-            self.fields[name] = _defaulted(kind, default)
         return True
 
     def input_schema(self) -> FrozenDict:
@@ -391,20 +167,18 @@ def fast_function_schema(fn: Callable[..., Any], *, tool_name: str, skip_first: 
     parameters = None if hints is None else _parameters(fn)
     if hints is None or parameters is None:
         return None
-    doc = parse_docstring(fn.__doc__)
-    if param_docs:
-        doc = DocInfo(doc.description, {**param_docs, **doc.params}, doc.returns)
+    docstring = fn.__doc__
+    doc = _doc_info(docstring, param_docs)
     builder = _Builder(doc)
     for name, kind_, default in parameters[1:] if skip_first else parameters:
         if kind_ in _VAR_KINDS or name not in hints or not builder.add(name, kind_, default, hints[name]):
             return None
     try:
-        validator = SchemaValidator(cs.typed_dict_schema(builder.fields, extra_behavior="forbid", config=_CONFIG))
+        validator = SchemaValidator(cs.typed_dict_schema(builder.fields, extra_behavior="forbid", config=CONFIG))
     except SchemaError:  # e.g. a pattern the regex engine refuses: the general path reports it
         return None
     return FastFunctionSchema(
-        description=description if description is not None else doc.description, doc=doc,
-        input_schema=builder.input_schema(), output_schema=_output(hints.get("return", _EMPTY)),
+        description=description if description is not None else doc.description, docstring=docstring,
+        input_schema=builder.input_schema(), output_schema=output_of(hints.get("return", _EMPTY)),
         params=tuple(builder.params), validator=validator,
-        origin=lambda: general(fn, tool_name=tool_name, skip_first=skip_first, description=description,
-                               param_docs=param_docs))
+        origin=_Origin(fn, tool_name, skip_first, description, param_docs, general))

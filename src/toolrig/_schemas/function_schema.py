@@ -117,10 +117,12 @@ def arguments_error(exc: ValidationError) -> ArgumentsError:
     errors = []
     lines = []
     for err in exc.errors(include_url=False, include_context=False, include_input=False):
-        loc = ".".join(str(x) for x in err["loc"]) or "(arguments)"
+        path = err["loc"]
+        one = len(path) == 1 and type(path[0]) is str and path[0]  # a parameter's name, as the join would give it
+        loc = path[0] if one else ".".join(map(str, path)) or "(arguments)"
         kind = err["type"]
         msg = "unknown field; remove it" if kind == "extra_forbidden" else err["msg"]
-        errors.append({"loc": list(err["loc"]), "msg": msg, "type": kind})
+        errors.append({"loc": list(path), "msg": msg, "type": kind})
         lines.append(f"{loc}: {msg}")
     return ArgumentsError("; ".join(lines), errors)
 
