@@ -82,7 +82,9 @@ class ToolOutcome:
     """The result of one call through the runtime: success or a structured error, never raised.
 
     Attributes:
-        content: the text the model sees (fenced, truncated and redacted as configured).
+        content: the text the model sees (fenced, truncated and redacted as configured). A success made without
+            one is the result's text, rendered on first read (a caller that only wants ``structured`` never
+            pays for the rendering).
         result: the tool's result parts (None when the tool never ran).
         repairs: argument repairs applied before validation, one line each.
         meta: anything stages add (cache hit, stale, version, ...).
@@ -104,8 +106,8 @@ class ToolOutcome:
 
     @classmethod
     def success(cls, call_id: str, name: str, result: ToolResult, **kw: Any) -> ToolOutcome:
-        """A successful outcome whose content defaults to the result's text."""
-        if "content" not in kw:  # not setdefault: rendering the parts costs more than the rest
+        """A successful outcome whose content defaults to the result's text (rendered on first read)."""
+        if cls is not ToolOutcome and "content" not in kw:  # the lazy content is this class's own
             kw["content"] = result.text
         return cls._make(kw, call_id=call_id, name=name, ok=not result.is_error, result=result)
 
@@ -132,6 +134,8 @@ class ToolOutcome:
 
     def derive(self, **changes: Any) -> ToolOutcome:
         """A copy with some fields changed (``dataclasses.replace``, cheaply: :mod:`toolrig._records`)."""
+        if "result" in changes and "content" not in changes and "content" not in self.__dict__:
+            changes["content"] = self.content  # the content stays that of the result it was made from
         return _PLAN.derive(self, changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,4 +169,20 @@ class ToolOutcome:
                    truncated=data.get("truncated") is True, repairs=tuple(str(r) for r in repairs), meta=dict(meta))
 
 
-_PLAN = RecordPlan(ToolOutcome, factories={"meta": dict})
+class _LazyContent:
+    """``ToolOutcome.content`` of a success made without one: its result's text, rendered on first read and kept.
+
+    A non-data descriptor: once the instance holds its content (given, or rendered), the instance's value is read.
+    """
+
+    def __get__(self, outcome: ToolOutcome | None, owner: type | None = None) -> str:
+        if outcome is None:
+            return ""  # the field's default, as the class attribute was
+        result = outcome.result
+        text = "" if result is None else result.text
+        outcome.__dict__["content"] = text
+        return text
+
+
+_PLAN = RecordPlan(ToolOutcome, factories={"meta": dict}, lazy=("content",))
+ToolOutcome.content = _LazyContent()  # type: ignore[assignment]

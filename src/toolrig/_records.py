@@ -27,15 +27,17 @@ class RecordPlan:
         cls: the dataclass (frozen, not slotted: its instances have a ``__dict__``).
         normalized: fields its ``__post_init__`` rewrites; setting them takes the plain way.
         factories: for each default-factory field, the factory called for each new record.
+        lazy: fields with a default that :meth:`make` leaves unset when not given: the class computes them on
+            first read (a non-data descriptor of the same name that stores the value in the instance).
 
     Raises:
         TypeError: ``factories`` does not name exactly the default-factory fields.
     """
 
-    __slots__ = ("cls", "defaults", "factories", "fields", "plain")
+    __slots__ = ("cls", "defaults", "factories", "fields", "plain", "required")
 
     def __init__(self, cls: type[Any], *, normalized: Iterable[str] = (),
-                 factories: Mapping[str, Callable[[], Any]] | None = None) -> None:
+                 factories: Mapping[str, Callable[[], Any]] | None = None, lazy: Iterable[str] = ()) -> None:
         fields = dataclasses.fields(cls)
         self.cls = cls
         self.fields = frozenset(f.name for f in fields)
@@ -45,11 +47,14 @@ class RecordPlan:
         expected = {f.name for f in fields if f.default_factory is not dataclasses.MISSING}
         if set(self.factories) != expected:
             raise TypeError(f"{cls.__name__}: factories must name exactly its default-factory fields {expected}")
+        self.required = self.fields - self.defaults.keys() - self.factories.keys()
+        for name in lazy:
+            del self.defaults[name]
 
     def make(self, values: dict[str, Any]) -> Any:
         """``cls(**values)``, the cheap way when every given field is plain and the rest have defaults."""
-        if not values.keys() <= self.plain or not (self.defaults.keys() | self.factories.keys()
-                                                  | values.keys()) >= self.fields:
+        keys = values.keys()
+        if not keys <= self.plain or not keys >= self.required:
             return self.cls(**values)
         new = object.__new__(self.cls)
         state = new.__dict__

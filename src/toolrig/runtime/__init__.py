@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from toolrig._decision import Decision, Verdict, approves, as_decision, fold_decisions
 from toolrig.errors import CallTimeoutError
-from toolrig.runtime._chain import CallNext, ClosableStage, Stage, StageLike, as_stage, build_chain
+from toolrig.runtime._chain import (
+    After,
+    CallNext,
+    ClosableStage,
+    Stage,
+    StageLike,
+    Step,
+    StepResult,
+    as_stage,
+    build_chain,
+    build_plan,
+    compiled_step,
+    run_step,
+)
 from toolrig.runtime._clock import Clock, FakeClock, SystemClock
 from toolrig.runtime._defaults import (
     approval_on_decisions,
@@ -56,6 +69,7 @@ from toolrig.runtime.stages import (
 
 __all__ = [
     "REPAIR_KINDS",
+    "After",
     "AfterCallHook",
     "AlternativeFinder",
     "ApprovalHandler",
@@ -98,6 +112,8 @@ __all__ = [
     "Services",
     "Stage",
     "StageLike",
+    "Step",
+    "StepResult",
     "SystemClock",
     "TelemetryStage",
     "ThreadExecutor",
@@ -110,6 +126,8 @@ __all__ = [
     "as_decision",
     "as_stage",
     "build_chain",
+    "build_plan",
+    "compiled_step",
     "default_stages",
     "fold_decisions",
     "insert_after",
@@ -118,4 +136,5 @@ __all__ = [
     "remove_stage",
     "repair_kind",
     "replace_stage",
+    "run_step",
 ]

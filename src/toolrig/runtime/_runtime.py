@@ -19,7 +19,7 @@ from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_chain
+from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_plan
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
@@ -172,12 +172,12 @@ class Runtime:
         first use, that leaves out the stages that cannot apply to it (no rate limit, not cacheable,
         internal trust, nothing to approve, no retry policy, ...; see each stage's ``applies``). With
         hooks (which may redirect a call to another tool) or without a resolve stage, every call runs
-        the whole list.
+        the whole list. Stages with a synchronous form run as one loop of steps (:func:`build_plan`).
         """
         names = [s.name for s in self.stages]
         terminal = invoke_tool if self.recorder is None else recorded(self.recorder, invoke_tool)
         if "resolve" not in names or self.services.hooks:
-            return build_chain(self.stages, terminal)
+            return build_plan(self.stages, terminal, tool=None, services=self.services)
         cut = names.index("resolve") + 1
         inner = self.stages[cut:]
         compiled: weakref.WeakKeyDictionary[BaseTool, CallNext] = weakref.WeakKeyDictionary()
@@ -188,11 +188,12 @@ class Runtime:
             assert tool is not None
             chain = compiled.get(tool)
             if chain is None:
-                chain = compiled[tool] = build_chain(inner_for(tool, inner, services), terminal)
+                chain = compiled[tool] = build_plan(inner_for(tool, inner, services), terminal, tool=tool,
+                                                    services=services)
             return chain(inv)
 
         self._compiled = compiled
-        return build_chain(self.stages[:cut], dispatch)
+        return build_plan(self.stages[:cut], dispatch, tool=None, services=services)
 
     def chain_for(self, tool: BaseTool) -> list[str]:
         """The names of the stages a call of ``tool`` runs through, outermost first (for inspection)."""

@@ -125,6 +125,11 @@ class MemoryState:
 
     async def breaker_record(self, key: str, config: BreakerConfig, now: float, result: BreakerResult,
                              probe: str | None = None) -> CircuitState:
+        return self.breaker_record_now(key, config, now, result, probe)
+
+    def breaker_record_now(self, key: str, config: BreakerConfig, now: float, result: BreakerResult,
+                           probe: str | None = None) -> CircuitState:
+        """:meth:`breaker_record` answered in place (in process, nothing to await)."""
         circuit = self._circuits.get(key)
         if circuit is None:
             if result is not BreakerResult.FAILURE:
@@ -137,6 +142,11 @@ class MemoryState:
             if state is CircuitState.CLOSED and circuit.failures == 0:
                 self._circuits.pop(key, None)
         return state
+
+    def breaker_untouched(self, key: str) -> bool:
+        """True while no circuit is kept for ``key``: closed, no failure counted (an acquire then gives a closed
+        permit with no trial lease and changes nothing)."""
+        return key not in self._circuits
 
     async def breaker_state(self, key: str, config: BreakerConfig, now: float) -> BreakerPermit:
         circuit = self._circuits.get(key)
@@ -151,6 +161,10 @@ class MemoryState:
 
     # -- loop-guard windows ---------------------------------------------------------------------------
     async def window_hit(self, key: str, now: float, window: float) -> int:
+        return self.window_hit_now(key, now, window)
+
+    def window_hit_now(self, key: str, now: float, window: float) -> int:
+        """:meth:`window_hit` answered in place (in process, nothing to await)."""
         with self._lock:
             events = self._windows.get(key)
             if events is None:

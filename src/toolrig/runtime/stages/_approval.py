@@ -32,7 +32,7 @@ from toolrig._decision import Decision, approves
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import Permission
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
 from toolrig.runtime.stages._hooks import _NoAnswer, call_hook, hook_name
@@ -100,6 +100,13 @@ class ApprovalStage(Stage):
         spec = tool.spec
         return (spec.requires_approval or spec.permission in self.permissions
                 or any(s.decides for s in stages if s is not self))
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """A call that needs no approval passes synchronously; one that does is asked in the async form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
+        return (inv, None) if self._reason(inv) is None else None
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         reason = self._reason(inv)

@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import anyio
@@ -31,7 +32,7 @@ from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import ToolSpec
 from toolrig.errors import ArgumentsError, ModelRetry, RateLimitedError
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
 from toolrig.runtime.stages._stateful import StatefulStage
@@ -41,6 +42,7 @@ from toolrig.state import (
     BreakerPermit,
     BreakerResult,
     CircuitState,
+    MemoryState,
     StateBackend,
     StateUnavailable,
 )
@@ -142,6 +144,37 @@ class BreakerStage(StatefulStage):
         if config is None or (self._probe_due and spec.name in self._probe_due):
             return None
         return BreakerPeek(spec.name, config, inv.services.clock.time())
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """On the in-process backend (:class:`~toolrig.state.MemoryState`), a closed circuit with no failure
+        counted (the usual case) needs no ``await``: no trial lease to release if the call ends by an exception.
+        Any other circuit takes the async form."""
+        return self._step if type(self._access.backend(services)) is MemoryState else None
+
+    def _step(self, inv: Invocation) -> StepResult:
+        assert inv.tool is not None
+        spec = inv.tool.spec
+        config = self.config_for(spec)
+        if config is None:
+            return inv, None
+        backend = self._access.backend(inv.services)
+        if (type(backend) is not MemoryState or (self._probe_due and spec.name in self._probe_due)
+                or not backend.breaker_untouched(spec.name)):
+            return None
+        self._access.answered(inv.services)  # an acquire would have given a closed permit, changing nothing
+        return inv, partial(self._settled, backend, config)
+
+    def _settled(self, backend: MemoryState, config: BreakerConfig, inv: Invocation,
+                 outcome: ToolOutcome) -> ToolOutcome:
+        """What the async form does after a call that began on a closed circuit with no failure counted."""
+        result = classify_outcome(outcome)
+        if result is BreakerResult.SUCCESS:
+            return outcome  # nothing to reset
+        assert inv.tool is not None
+        after = backend.breaker_record_now(inv.tool.spec.name, config, inv.services.clock.time(), result)
+        if after is CircuitState.CLOSED:
+            return outcome
+        return outcome.derive(meta={**outcome.meta, "circuit": after.value})
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         assert inv.tool is not None

@@ -16,7 +16,7 @@ from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig._spec import Trust
 from toolrig.fencing import fence, new_nonce, sanitize
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
 
@@ -50,7 +50,16 @@ class FenceStage(Stage):
         return tool.spec.trust is Trust.EXTERNAL
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
-        outcome = await call_next(inv)
+        return self._fence(inv, await call_next(inv))
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """Fencing an outcome needs no ``await``: always the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
+        return inv, self._fence
+
+    def _fence(self, inv: Invocation, outcome: ToolOutcome) -> ToolOutcome:
         tool = inv.tool
         if tool is None or tool.spec.trust is not Trust.EXTERNAL:
             return outcome

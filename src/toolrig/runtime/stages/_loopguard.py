@@ -10,15 +10,16 @@ from ``block_after`` on, the call is refused with ``loop_detected``. A tool opts
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._spec import Trust
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
 from toolrig.runtime.stages._stateful import StatefulStage
-from toolrig.state import StateBackend, StateUnavailable, WindowStep, canonical_arguments, digest
+from toolrig.state import MemoryState, StateBackend, StateUnavailable, WindowStep, canonical_arguments, digest
 
 __all__ = ["LoopGuardStage"]
 
@@ -73,6 +74,23 @@ class LoopGuardStage(StatefulStage):
             key = "loop#" + digest(key)
         return WindowStep(key, inv.services.clock.time(), self.window, self.block_after)
 
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """On the in-process backend (:class:`~toolrig.state.MemoryState`) the count needs no ``await``."""
+        return self._step if type(self._access.backend(services)) is MemoryState else None
+
+    def _step(self, inv: Invocation) -> StepResult:
+        backend = self._access.backend(inv.services)
+        if type(backend) is not MemoryState:
+            return None
+        step = self.admission_step(inv)
+        if step is None:
+            return inv, None
+        count = backend.window_hit_now(step.key, step.now, step.window)
+        self._access.answered(inv.services)
+        if count >= self.block_after:
+            return self._blocked(inv, count)
+        return inv, (None if count < self.warn_after else partial(self._warned, count))
+
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         step = self.admission_step(inv)
         if step is None:
@@ -101,6 +119,12 @@ class LoopGuardStage(StatefulStage):
         outcome = await self._next(call_next, inv, admission)
         if count < self.warn_after:
             return outcome
+        return self._warned(count, inv, outcome)
+
+    def _warned(self, count: int, inv: Invocation, outcome: ToolOutcome) -> ToolOutcome:
+        """``outcome`` with the note that this is repeat ``count`` of the same call."""
+        assert inv.tool is not None
+        spec = inv.tool.spec
         note = (f"[note: this is call {count} to {inv.name} with these same arguments within "
                 f"{self.window:g} seconds; repeating it will not give a different answer. Change the arguments "
                 f"or the approach: the same call will be refused from repeat {self.block_after} on.]")

@@ -23,12 +23,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._results import AudioPart, ImagePart, JsonPart, Part, ResourcePart, TextPart, ToolResult
 from toolrig._spec import Trust
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 
 __all__ = ["OutputLimits", "OutputStage", "cap_arrays", "shape_output", "truncate"]
 
@@ -290,7 +292,16 @@ class OutputStage(Stage):
     decides = False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
-        outcome = await call_next(inv)
+        return self._shape(inv, await call_next(inv))
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """Shaping an outcome needs no ``await``: always the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
+        return inv, self._shape
+
+    def _shape(self, inv: Invocation, outcome: ToolOutcome) -> ToolOutcome:
         tool = inv.tool
         external = tool is not None and tool.spec.trust is Trust.EXTERNAL
         limits = self.per_tool.get(outcome.name, self.limits) if self.per_tool else self.limits

@@ -15,12 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ToolOutcome
 from toolrig._schemas.strict_nulls import drop_strict_nulls
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, check_value, loads_strict, parse_arguments
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult, run_step
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 from toolrig.runtime.stages._validate import invalid
 
 __all__ = ["RepairStage", "repair_arguments"]
@@ -241,6 +243,13 @@ class RepairStage(Stage):
     decides = False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        return await run_step(self._step, inv, call_next)
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """Parsing and repairing need no ``await``: always the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
         assert inv.tool is not None
         repairs: list[str] = []
         spec = inv.tool.spec
@@ -253,5 +262,5 @@ class RepairStage(Stage):
         except ArgumentsError as exc:
             return invalid(inv, f"invalid arguments for {inv.name}: {exc}", errors=exc.errors)
         if repairs:
-            return await call_next(inv.derive(arguments=args, repairs=(*inv.repairs, *repairs)))
-        return await call_next(inv.derive(arguments=args))
+            return inv.derive(arguments=args, repairs=(*inv.repairs, *repairs)), None
+        return inv.derive(arguments=args), None

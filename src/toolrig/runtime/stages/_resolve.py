@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import difflib
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._shown import shown_name
 from toolrig._spec import NAME_PATTERN
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import After, CallNext, Stage, Step, StepResult, run_step
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 
 __all__ = ["ResolveStage", "closest_names"]
 
@@ -66,19 +68,27 @@ class ResolveStage(Stage):
     decides = False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        return await run_step(self._step, inv, call_next)
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """The lookup and its bookkeeping need no ``await``: always the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
         requested = inv.call.name
         repairs = inv.repairs
         if not isinstance(requested, str):
             return _not_found(inv, str(requested), "is not a tool name", repairs)
-        if "@" in requested and not inv.services.allow_selectors:
+        services = inv.services
+        if "@" in requested and not services.allow_selectors:
             return _not_found(inv, requested, "does not exist (tool names take no version here)", repairs)
         routed = inv.tool  # set before the chain only by routing (Toolset.route, see toolrig.toolsets._routing)
-        tool = routed if routed is not None and routed.spec.name == requested else inv.services.lookup(requested)
+        tool = routed if routed is not None and routed.spec.name == requested else services.lookup(requested)
         if tool is None and NAME_PATTERN.match(requested.strip().split("@", 1)[0]):
             wanted = requested.strip().lower()
-            same = [n for n in inv.services.tool_names() if n.lower() == wanted]
+            same = [n for n in services.tool_names() if n.lower() == wanted]
             if len(same) == 1:
-                tool = inv.services.lookup(same[0])
+                tool = services.lookup(same[0])
                 repairs = (*repairs, f"tool name {shown_name(requested)!r} -> {same[0]!r}")
         if tool is None or not tool.available():
             return _not_found(inv, requested, "is not available right now" if tool is not None else "does not exist",
@@ -87,9 +97,30 @@ class ResolveStage(Stage):
         context = inv.context
         if context.tool_name != spec.name or context.tool_version != spec.version:
             context = context.derive(tool_name=spec.name, tool_version=spec.version)
-        deprecated = inv.services.deprecations.notice(spec) if spec.deprecated is not None else None
-        outcome = await call_next(inv.derive(tool=tool, repairs=repairs, context=context))
-        tool.vitals.record(inv.elapsed_ms, ok=outcome.ok)
-        if deprecated is not None:
-            return outcome.derive(meta={**outcome.meta, "version": spec.version, "deprecated": deprecated})
-        return outcome.derive(meta={**outcome.meta, "version": spec.version})
+        after: After = _record
+        if spec.deprecated is not None and (deprecated := services.deprecations.notice(spec)) is not None:
+            after = _Deprecated(deprecated)
+        if routed is tool and repairs is inv.repairs and context is inv.context:
+            return inv, after
+        return inv.derive(tool=tool, repairs=repairs, context=context), after
+
+
+def _record(inv: Invocation, outcome: ToolOutcome) -> ToolOutcome:
+    """On the way out: the call in the tool's live stats, the outcome tagged with the tool's version."""
+    tool = inv.tool
+    assert tool is not None
+    tool.vitals.record(inv.elapsed_ms, ok=outcome.ok)
+    return outcome.derive(meta={**outcome.meta, "version": tool.spec.version})
+
+
+class _Deprecated:
+    """:func:`_record` for the runtime's first call of a deprecated version: its notice added to the meta."""
+
+    __slots__ = ("notice",)
+
+    def __init__(self, notice: object) -> None:
+        self.notice = notice
+
+    def __call__(self, inv: Invocation, outcome: ToolOutcome) -> ToolOutcome:
+        outcome = _record(inv, outcome)
+        return outcome.derive(meta={**outcome.meta, "deprecated": self.notice})

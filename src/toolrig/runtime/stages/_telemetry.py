@@ -24,11 +24,13 @@ import json
 import logging
 from typing import Any
 
+from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig.redact import DEFAULT_REDACTOR, Redactor
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._metrics import BREAKER_STATES, UNKNOWN_TOOL, ToolMetrics, metrics_for, otel_available
+from toolrig.runtime._services import Services
 
 __all__ = ["TelemetryStage", "outcome_kind"]
 
@@ -121,6 +123,17 @@ class TelemetryStage(Stage):
         self._tracer = trace.get_tracer("toolrig")
         return self._tracer
 
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """Metrics need no ``await``: a call that is not traced runs in the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
+        if not self._on:
+            return inv, None
+        if self._trace is not None and self._current_tracer() is not None:
+            return None  # a span around the rest of the call: the async form
+        return inv, (self._count if self.metrics is not None else None)
+
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         if not self._on:
             return await call_next(inv)
@@ -129,15 +142,18 @@ class TelemetryStage(Stage):
             outcome = await call_next(inv)
         else:
             outcome = await self._traced(tracer, inv, call_next)
+        return self._count(inv, outcome) if self.metrics is not None else outcome
+
+    def _count(self, inv: Invocation, outcome: ToolOutcome) -> ToolOutcome:
         metrics = self.metrics
-        if metrics is not None:
-            tool = _tool_label(outcome)
-            metrics.observe(tool, outcome_kind(outcome), inv.elapsed_ms / 1000.0)
-            if outcome.repairs:
-                metrics.count_repairs(tool, outcome.repairs)
-            circuit = _circuit_state(outcome)
-            if circuit is not None:
-                metrics.set_breaker_state(tool, circuit)
+        assert metrics is not None
+        tool = _tool_label(outcome)
+        metrics.observe(tool, outcome_kind(outcome), inv.elapsed_ms / 1000.0)
+        if outcome.repairs:
+            metrics.count_repairs(tool, outcome.repairs)
+        circuit = _circuit_state(outcome)
+        if circuit is not None:
+            metrics.set_breaker_state(tool, circuit)
         return outcome
 
     async def _traced(self, tracer: Any, inv: Invocation, call_next: CallNext) -> ToolOutcome:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from toolrig._define import BaseTool
 from toolrig._outcome import ToolOutcome
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult, run_step
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._services import Services
 
@@ -41,6 +41,13 @@ class TimeoutStage(Stage):
         return self.default is not None and tool.spec.timeout is None
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        return await run_step(self._step, inv, call_next)
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """Setting the timeout needs no ``await``: always the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
         assert inv.tool is not None
         timeout = inv.tool.spec.timeout or self.default
-        return await call_next(inv if timeout == inv.timeout else inv.derive(timeout=timeout))
+        return (inv if timeout == inv.timeout else inv.derive(timeout=timeout)), None

@@ -15,8 +15,9 @@ from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig._schemas.coerce import coerce_enum_strings
 from toolrig.errors import ArgumentsError
 from toolrig.runtime._arguments import DEFAULT_LIMITS, ArgumentLimits, parse_arguments
-from toolrig.runtime._chain import CallNext, Stage
+from toolrig.runtime._chain import CallNext, Stage, Step, StepResult, run_step
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._services import Services
 
 __all__ = ["ValidateStage", "invalid"]
 
@@ -64,6 +65,13 @@ class ValidateStage(Stage):
     decides = False
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
+        return await run_step(self._step, inv, call_next)
+
+    def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
+        """Validation needs no ``await``: always the synchronous form."""
+        return self._step
+
+    def _step(self, inv: Invocation) -> StepResult:
         tool = inv.tool
         assert tool is not None
         try:
@@ -85,5 +93,5 @@ class ValidateStage(Stage):
         except ArgumentsError as exc:
             return invalid(inv, f"invalid arguments for {inv.name}: {exc}", errors=exc.errors)
         if repairs:
-            return await call_next(inv.derive(arguments=arguments, values=values, repairs=(*inv.repairs, *repairs)))
-        return await call_next(inv.derive(arguments=arguments, values=values))
+            return inv.derive(arguments=arguments, values=values, repairs=(*inv.repairs, *repairs)), None
+        return inv.derive(arguments=arguments, values=values), None
