@@ -9,11 +9,19 @@ from typing import Any
 
 import mcp_types
 import pytest
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from toolrig import ResourcePart, ToolCall, ToolOutcome, tool
+from toolrig import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, ToolCall, ToolOutcome, tool
 from toolrig.fencing import FENCE_TAG
-from toolrig.mcp.server._results import STRUCTURED_META_KEY, outcome_to_mcp, tool_definitions
-from toolrig.mcp.shared._convert import result_from_mcp
+from toolrig.mcp.server._results import (
+    STRUCTURED_META_KEY,
+    outcome_to_mcp,
+    outcome_to_wire,
+    tool_definitions,
+    tool_wire,
+)
+from toolrig.mcp.shared._convert import part_to_mcp, part_to_wire, result_from_mcp
 from toolrig.runtime import Runtime
 from toolrig.runtime.stages._fence import FenceStage
 from toolrig.runtime.stages._output import OutputLimits, OutputStage
@@ -108,3 +116,47 @@ async def test_an_internal_tool_s_structured_content_and_schema_are_served_as_be
     definitions = {d.name: d for d in tool_definitions([forecast, local_forecast])}
     assert definitions["local_forecast"].output_schema is not None
     assert definitions["forecast"].output_schema is None  # external: fenced values cannot promise it
+
+
+@pytest.mark.parametrize("part", [
+    TextPart("plain"), JsonPart({"a": [1, 2], "b": None}), ImagePart(PNG, "image/png"),
+    AudioPart(b"RIFF....", "audio/wav"),
+    ResourcePart(uri="file:///notes.txt", mime_type="text/plain", text="hello"),
+    ResourcePart(uri="file:///notes.txt", text="no type"),
+    ResourcePart(uri="file:///x.bin", mime_type="application/octet-stream", blob=bytes(range(16))),
+    ResourcePart(uri="https://example.com/doc", name="doc", mime_type="text/html"),
+    ResourcePart(uri="https://example.com/doc"),
+], ids=lambda p: type(p).__name__)
+def test_a_part_s_wire_form_is_its_mcp_block_dumped(part: Any) -> None:
+    """The server answers with JSON built from the parts: it must be what the SDK's models dump for them."""
+    dumped = part_to_mcp(part).model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert part_to_wire(part) == dumped
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("t", [forecast, local_forecast])
+async def test_an_outcome_s_wire_form_is_its_call_tool_result_dumped(t: Any) -> None:
+    stages: list[Any] = [ResolveStage(), ValidateStage(), FenceStage(), OutputStage(limits=OutputLimits(max_chars=80))]
+    runtime = Runtime([t], stages=stages, audit=False)
+    for call in (ToolCall(name=t.name, arguments={}), ToolCall(name=t.name, arguments={"size": "many"}),
+                 ToolCall(name="missing", arguments={})):
+        outcome = await runtime.call(call)
+        wire = outcome_to_wire(outcome, t.spec)
+        assert wire["isError"] is (not outcome.ok)
+        # what the SDK sends for it (the result checked and shaped for the session's protocol version) is what it
+        # sent for the model built the way the server built it before
+        model = mcp_types.CallToolResult.model_validate(wire).model_dump(by_alias=True, mode="json", exclude_none=True)
+        for version in HANDSHAKE_PROTOCOL_VERSIONS:
+            assert (serialize_server_result("tools/call", version, wire)
+                    == serialize_server_result("tools/call", version, model))
+        assert {k: v for k, v in model.items() if k != "resultType"} == wire
+
+
+def test_tools_list_from_the_cached_wire_forms_is_what_the_models_gave() -> None:
+    models = {"tools": [t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                        for t in tool_definitions([forecast, local_forecast])]}
+    wire = {"tools": [tool_wire(forecast.spec), tool_wire(local_forecast.spec)]}
+    assert tool_wire(forecast.spec) is tool_wire(forecast.spec)  # converted once per spec
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        assert serialize_server_result("tools/list", version, wire) == serialize_server_result("tools/list", version,
+                                                                                                 models)

@@ -220,3 +220,17 @@ async def test_errors_are_is_error_results_with_structured_details() -> None:
         missing = await client.call_tool("nope", {})
         assert missing.is_error and missing.meta is not None
         assert missing.meta["toolrig/error"]["kind"] == "not_found"
+
+
+async def test_the_mcp_path_is_served_directly_and_everything_else_by_the_router() -> None:
+    """The MCP path skips Starlette's routing; a mounted app (a root_path), other paths and slashes keep it."""
+    app = http_app(TOOLS, audit=False)
+    async with app.router.lifespan_context(app):
+        for root, url in (("", "http://127.0.0.1/mcp"), ("/api", "http://127.0.0.1/api/mcp")):
+            transport = httpx2.ASGITransport(app=app, root_path=root)
+            async with httpx2.AsyncClient(transport=transport) as http:
+                opened = await http.post(url, json=INIT, headers=HEADERS)
+                assert opened.status_code == 200 and opened.headers.get("mcp-session-id"), root
+                assert (await http.get(url.replace("/mcp", "/healthz"))).json()["status"] == "ok"
+                assert (await http.get(url.replace("/mcp", "/nothing"))).status_code == 404
+                assert (await http.post(url + "/", json=INIT, headers=HEADERS)).status_code == 307

@@ -257,3 +257,16 @@ async def test_a_slow_body_times_out_and_others_are_served_meanwhile() -> None:
             ok, _, _ = await request(port, session, {"jsonrpc": "2.0", "id": 5, "method": "ping"})
             assert ok == 200
         assert answers[0].startswith(b"HTTP/1.1 408")
+
+
+@pytest.mark.anyio
+async def test_event_ids_are_random_and_distinct() -> None:
+    """Event ids come from random bytes drawn ahead in bulk: still 144 unguessable bits each, never repeated."""
+    from toolrig.mcp.server._events import MemoryEventStore
+
+    store = MemoryEventStore(max_events=100_000)
+    ids = [await store.store_event("s", None) for _ in range(2_000)]  # several bulk draws
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{24}", i) for i in ids)
+    other = MemoryEventStore()
+    assert not set(ids) & {await other.store_event("s", None) for _ in range(2_000)}

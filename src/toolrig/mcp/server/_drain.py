@@ -84,8 +84,15 @@ class CallTracker:
             raise MCPError(code=mcp_types.INTERNAL_ERROR, message="the server is shutting down: the call was not "
                                                                   "run; try again later or on another instance")
         outcome: ToolOutcome | None = None
-        with self.track():
-            outcome = await runs()
+        scope = anyio.CancelScope()  # what track() does, without a generator-based context manager per call
+        self._running.add(scope)
+        try:
+            with scope:
+                outcome = await runs()
+        finally:
+            self._running.discard(scope)
+            if self._changed is not None:
+                self._changed.set()
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, shown_name(call.name), ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {shown_name(call.name)!r} was stopped: the server is shutting "

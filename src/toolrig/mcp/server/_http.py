@@ -156,6 +156,26 @@ class HostOriginGuard:
         await self.app(scope, receive, send)
 
 
+class _Direct:
+    """ASGI middleware (the innermost): an HTTP request for the MCP path goes straight to its endpoint.
+
+    What Starlette's router would pick, after the exception middleware had wrapped the request and every route
+    had been matched against its path; the endpoint raises nothing those would handle. Anything else (other
+    paths, a ``root_path``, the lifespan) takes the router as before.
+    """
+
+    def __init__(self, app: ASGIApp, *, path: str, endpoint: ASGIApp) -> None:
+        self.app = app
+        self.path = path
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == self.path and not scope.get("root_path"):
+            await self.endpoint(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def _origins(hosts: Iterable[str], extra: Iterable[str]) -> list[str]:
     out = []
     for host in hosts:
@@ -245,6 +265,7 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
             routes += create_protected_resource_routes(resource_url=AnyHttpUrl(auth.audience),
                                                        authorization_servers=[AnyHttpUrl(auth.issuer)],
                                                        scopes_supported=list(auth.required_scopes) or None)
+    middleware.append(Middleware(_Direct, path=path, endpoint=endpoint))
     routes += [Route(path, endpoint=endpoint),
                Route("/healthz", _health(server, manager, health, auth), methods=["GET"])]
     if openapi:

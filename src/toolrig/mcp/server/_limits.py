@@ -17,7 +17,6 @@ The envelope is checked only on the MCP endpoint (``rpc_paths``); other POST rou
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import anyio
@@ -59,6 +58,23 @@ def envelope_problem(message: Any) -> str | None:
     return None
 
 
+class _Replay:
+    """``receive`` for the app behind: the body read here first, then the client's own ``receive``."""
+
+    __slots__ = ("body", "receive")
+
+    def __init__(self, body: bytes, receive: Receive) -> None:
+        self.body: bytes | None = body
+        self.receive = receive
+
+    async def __call__(self) -> Message:
+        body = self.body
+        if body is None:
+            return await self.receive()
+        self.body = None
+        return {"type": "http.request", "body": body, "more_body": False}
+
+
 class RequestLimits:
     """ASGI middleware bounding POST bodies and checking their JSON-RPC envelope (see the module docstring)."""
 
@@ -74,7 +90,11 @@ class RequestLimits:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+        declared = None
+        for key, value in scope["headers"]:
+            if key == b"content-length":
+                declared = value
+                break
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
             await _error(413, mcp_types.INVALID_REQUEST, f"request body over {self.max_body:,} bytes")(
                 scope, receive, send)
@@ -85,12 +105,7 @@ class RequestLimits:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        pending: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": False}])
-
-        async def replay() -> Message:
-            return pending.popleft() if pending else await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, _Replay(body, receive), send)
 
     async def _read(self, receive: Receive) -> tuple[bytes, Response | None]:
         chunks: list[bytes] = []
@@ -104,9 +119,12 @@ class RequestLimits:
                 size += len(chunk)
                 if size > self.max_body:
                     return b"", _error(413, mcp_types.INVALID_REQUEST, f"request body over {self.max_body:,} bytes")
-                chunks.append(chunk)
                 if not message.get("more_body", False):
+                    if not chunks:  # the whole body in one message (the usual case): no copy
+                        return chunk, None
+                    chunks.append(chunk)
                     break
+                chunks.append(chunk)
         if scope.cancelled_caught:
             return b"", _error(408, mcp_types.INVALID_REQUEST,
                                f"the request body did not arrive within {self.body_timeout:g} s")

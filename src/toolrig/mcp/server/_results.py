@@ -17,6 +17,12 @@ Structured content is built from the pipeline's outcome too, never from what the
 
 A failure is an ``isError`` result whose text is the model-readable error line, with the structured error
 under ``_meta["toolrig/error"]``.
+
+The server answers with :func:`outcome_to_wire`, the result's JSON form built straight from the outcome: the SDK
+validates a handler's result against the protocol's schema and dumps it once anyway, so building pydantic models
+here (validated once when built, dumped, then validated again) would be work done twice. ``tools/list`` answers
+the same way, with each tool's definition converted once per spec (:func:`tool_wire`).
+:func:`outcome_to_mcp` and :func:`tool_definitions` are the same answers as models.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ import mcp_types
 
 from toolrig import AudioPart, BaseTool, ImagePart, JsonPart, ResourcePart, ToolOutcome, ToolSpec, Trust
 from toolrig.fencing import fence, fence_strings
-from toolrig.mcp.shared import WRAP_MARKER, ContentBlock, part_to_mcp, structured_of
+from toolrig.mcp.shared import WRAP_MARKER, part_to_wire, structured_of
 from toolrig.providers import to_mcp
 
-__all__ = ["ERROR_META_KEY", "STRUCTURED_META_KEY", "outcome_to_mcp", "tool_definitions"]
+__all__ = ["ERROR_META_KEY", "STRUCTURED_META_KEY", "outcome_to_mcp", "outcome_to_wire", "tool_definitions",
+           "tool_wire"]
 
 ERROR_META_KEY = "toolrig/error"
 STRUCTURED_META_KEY = "toolrig/structured"
@@ -57,8 +64,11 @@ _DEFINITIONS: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
 _MAX_CACHED = 4096
 
 
-def _wire(spec: ToolSpec) -> dict[str, Any]:
-    """The MCP definition of ``spec`` (cached by identity: specs are frozen, converting one is not free)."""
+def tool_wire(spec: ToolSpec) -> dict[str, Any]:
+    """The MCP definition of ``spec``, JSON (cached by identity: specs are frozen, converting one is not free).
+
+    The dict is shared between requests: read it, never change it.
+    """
     cached = _DEFINITIONS.get(id(spec))
     if cached is not None and cached[0] is spec:
         return cached[1]
@@ -71,25 +81,20 @@ def _wire(spec: ToolSpec) -> dict[str, Any]:
     return definition
 
 
-def _definition(spec: ToolSpec) -> mcp_types.Tool:
-    return mcp_types.Tool.model_validate(_wire(spec))
-
-
 def tool_definitions(tools: Iterable[BaseTool]) -> list[mcp_types.Tool]:
     """The ``tools/list`` entries for ``tools`` (non-object output schemas wrapped, as MCP requires)."""
-    return [_definition(t.spec) for t in tools]
+    return [mcp_types.Tool.model_validate(tool_wire(t.spec)) for t in tools]
 
 
 def _binary(part: Any) -> bool:
     return isinstance(part, ImagePart | AudioPart) or (isinstance(part, ResourcePart) and part.blob is not None)
 
 
-def _fenced_resource(part: ResourcePart, outcome: ToolOutcome) -> ContentBlock:
+def _fenced_resource(part: ResourcePart, outcome: ToolOutcome) -> dict[str, Any]:
     """An embedded text resource whose text is fenced like the content (its text is in the content too)."""
     nonce = outcome.meta.get("fence")
     text = fence(part.text or "", tool=outcome.name, nonce=nonce) if isinstance(nonce, str) else part.text or ""
-    return mcp_types.EmbeddedResource(type="resource", resource=mcp_types.TextResourceContents(
-        uri=part.uri, mime_type=part.mime_type, text=text))
+    return part_to_wire(ResourcePart(uri=part.uri, mime_type=part.mime_type, text=text))
 
 
 def _external_structured(outcome: ToolOutcome, data: Any) -> tuple[Any, str | None]:
@@ -118,29 +123,39 @@ def _structured(outcome: ToolOutcome, spec: ToolSpec | None) -> tuple[Any, str |
         data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
         return _external_structured(outcome, data) if isinstance(data, dict) else (None, None)
     if spec.output_schema is not None and not _describes_a_part(spec.output_schema):
-        return structured_of(result.parts, _wire(spec).get("outputSchema"), WRAP_MARKER), None
+        return structured_of(result.parts, tool_wire(spec).get("outputSchema"), WRAP_MARKER), None
     data = next((p.data for p in result.parts if isinstance(p, JsonPart)), None)
     return (data if isinstance(data, dict) else None), None
 
 
-def outcome_to_mcp(outcome: ToolOutcome, spec: ToolSpec | None) -> mcp_types.CallToolResult:
-    """The ``tools/call`` answer for one outcome (see the module docstring)."""
+def outcome_to_wire(outcome: ToolOutcome, spec: ToolSpec | None) -> dict[str, Any]:
+    """The ``tools/call`` answer for one outcome, as its JSON (see the module docstring)."""
     result = outcome.result
     if outcome.error is not None or result is None:
-        meta = {ERROR_META_KEY: outcome.error.to_dict()} if outcome.error is not None else None
-        return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=outcome.content)],
-                                        is_error=True, _meta=meta)
-    blocks: list[ContentBlock]
+        failed: dict[str, Any] = {"content": [{"type": "text", "text": outcome.content}], "isError": True}
+        if outcome.error is not None:
+            failed["_meta"] = {ERROR_META_KEY: outcome.error.to_dict()}
+        return failed
+    blocks: list[dict[str, Any]]
     if outcome.content == result.text:
-        blocks = [part_to_mcp(p) for p in result.parts]
+        blocks = [part_to_wire(p) for p in result.parts]
     else:
-        text: list[ContentBlock] = [mcp_types.TextContent(type="text", text=outcome.content)]
-        blocks = text + [part_to_mcp(p) for p in result.parts if _binary(p)]
+        blocks = [{"type": "text", "text": outcome.content}]
+        blocks += [part_to_wire(p) for p in result.parts if _binary(p)]
         blocks += [_fenced_resource(p, outcome) for p in result.parts
                    if isinstance(p, ResourcePart) and p.text is not None]
     if not blocks:
-        blocks = [mcp_types.TextContent(type="text", text="")]
+        blocks = [{"type": "text", "text": ""}]
+    answer: dict[str, Any] = {"content": blocks}
     structured, withheld = _structured(outcome, spec)
-    note = {STRUCTURED_META_KEY: withheld} if withheld is not None else None
-    return mcp_types.CallToolResult(content=blocks, structured_content=structured, is_error=result.is_error,
-                                    _meta=note)
+    if structured is not None:
+        answer["structuredContent"] = structured
+    answer["isError"] = result.is_error
+    if withheld is not None:
+        answer["_meta"] = {STRUCTURED_META_KEY: withheld}
+    return answer
+
+
+def outcome_to_mcp(outcome: ToolOutcome, spec: ToolSpec | None) -> mcp_types.CallToolResult:
+    """The ``tools/call`` answer for one outcome, as the SDK's model (see the module docstring)."""
+    return mcp_types.CallToolResult.model_validate(outcome_to_wire(outcome, spec))

@@ -26,7 +26,7 @@ from mcp.server.session import ServerSession
 
 from toolrig import CallContext, Runtime, ToolCall, ToolOutcome
 from toolrig.mcp.server._drain import CallTracker
-from toolrig.mcp.server._results import outcome_to_mcp, tool_definitions
+from toolrig.mcp.server._results import outcome_to_wire, tool_wire
 from toolrig.mcp.shared import LOG_LEVELS, PEER_KEY, ClientPeer, ContentCalls, PromptSource, ResourceSource
 
 __all__ = ["CallerIdentity", "ToolServer", "caller_identity"]
@@ -75,12 +75,16 @@ class ToolServer:
         self._sessions: dict[str, ServerSession] = {}
         self.calls = CallTracker()
         """The calls running now (a shutdown drains them: :mod:`toolrig.mcp.server._drain`)."""
-        self.server: Server[Any] = Server(name, version=version or __version__, instructions=instructions,
-                                          on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+        self.server: Server[Any] = Server(name, version=version or __version__, instructions=instructions)
+        self._init_options: InitializationOptions | None = None
         self._register()
 
     def _register(self) -> None:
         add = self.server.add_request_handler
+        # Registered here rather than as Server(on_list_tools=, on_call_tool=), whose types ask for result models:
+        # these handlers answer with the results' JSON, which the SDK validates and dumps once (see _results).
+        add("tools/list", mcp_types.PaginatedRequestParams, self._list_tools)
+        add("tools/call", mcp_types.CallToolRequestParams, self._call_tool)
         add("logging/setLevel", mcp_types.SetLevelRequestParams, self._set_level)
         if self.resources is not None:
             add("resources/list", mcp_types.PaginatedRequestParams, self._list_resources)
@@ -94,8 +98,10 @@ class ToolServer:
             add("completion/complete", mcp_types.CompleteRequestParams, self._complete)
 
     def initialization_options(self) -> InitializationOptions:
-        """The handshake answer: capabilities include ``tools.listChanged``."""
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        """The handshake answer: capabilities include ``tools.listChanged`` (built once: the handlers are fixed)."""
+        if self._init_options is None:
+            self._init_options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self._init_options
 
     # -- identity ----------------------------------------------------------------------------------
     def _identity(self, ctx: ServerRequestContext[Any, Any]) -> CallerIdentity:
@@ -124,18 +130,18 @@ class ToolServer:
                                      "client_name": _client_name(ctx.session)})
 
     # -- tools -------------------------------------------------------------------------------------
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> mcp_types.ListToolsResult:
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
         self._identity(ctx)
-        return mcp_types.ListToolsResult(tools=tool_definitions(self.runtime.tools()))
+        return {"tools": [tool_wire(t.spec) for t in self.runtime.tools()]}
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
-                         ) -> mcp_types.CallToolResult:
+                         ) -> dict[str, Any]:
         identity = self._identity(ctx)
         call = ToolCall(name=params.name, arguments=params.arguments or {}, id=f"mcp_{secrets.token_hex(12)}")
         context = self.context_for(ctx, identity)
         outcome: ToolOutcome = await self.calls.run(call, lambda: self.runtime.call(call, context))
         tool = self.runtime.toolset.get(params.name) if outcome.result is not None else None
-        return outcome_to_mcp(outcome, tool.spec if tool is not None else None)
+        return outcome_to_wire(outcome, tool.spec if tool is not None else None)
 
     async def notify_tools_changed(self) -> None:
         """Tell every connected client that the tool list changed (``notifications/tools/list_changed``)."""

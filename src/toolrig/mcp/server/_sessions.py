@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -70,10 +70,6 @@ def user_of(scope: Scope) -> str | None:
 def _principal(scope: Scope) -> tuple[str, str | None, str | None] | None:
     user = scope.get("user")
     return principal_components(user.access_token) if isinstance(user, AuthenticatedUser) else None
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), None)
 
 
 def _error(message: str, status: int, code: int = mcp_types.INVALID_REQUEST, data: Any = None) -> Response:
@@ -161,28 +157,27 @@ class SessionManager:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._tg is None:
             raise RuntimeError("SessionManager.run() is not active (enter it in the app's lifespan)")
-        version = _header(scope, _VERSION_HEADER)
+        version = session_id = None
+        for key, value in scope["headers"]:  # both headers in one pass over them
+            if key == _VERSION_HEADER:
+                version = value.decode("latin-1") if version is None else version
+            elif key == _SESSION_HEADER:
+                session_id = value.decode("latin-1") if session_id is None else session_id
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             supported = {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version}
             await _error(f"protocol version {version!r} is not served here; use the initialize handshake",
                          400, mcp_types.UNSUPPORTED_PROTOCOL_VERSION, supported)(scope, receive, send)
             return
-        if self.closing and (self.stateless or _header(scope, _SESSION_HEADER) is None):
+        if self.closing and (self.stateless or session_id is None):
             await _error("the server is shutting down", 503, mcp_types.INTERNAL_ERROR)(scope, receive, send)
             return
-        with self._answering(scope):
+        post = scope.get("method") == "POST"  # the POSTs being answered are counted: a drain waits for them
+        self._posts += post
+        try:
             if self.stateless:
                 await self._stateless(version, scope, receive, send)
             else:
-                await self._stateful(scope, receive, send)
-
-    @contextlib.contextmanager
-    def _answering(self, scope: Scope) -> Iterator[None]:
-        """Count the POSTs being answered (a drain waits until their answers are written)."""
-        post = scope.get("method") == "POST"
-        self._posts += post
-        try:
-            yield
+                await self._stateful(session_id, scope, receive, send)
         finally:
             self._posts -= post
             if post and not self._posts and self._posts_done is not None:
@@ -219,8 +214,7 @@ class SessionManager:
                 await transport.terminate()
 
     # -- stateful ------------------------------------------------------------------------------------
-    async def _stateful(self, scope: Scope, receive: Receive, send: Send) -> None:
-        session_id = _header(scope, _SESSION_HEADER)
+    async def _stateful(self, session_id: str | None, scope: Scope, receive: Receive, send: Send) -> None:
         principal = _principal(scope)
         if session_id is None:
             await self._open(principal, scope, receive, send)

@@ -8,9 +8,15 @@ when its first or last bytes tell it) and checked first, as the HTTP endpoint ch
 (:mod:`toolrig.mcp.server._limits`): what does not parse as standard JSON gets ``-32700``, a batch, a
 non-object, a bad ``jsonrpc``/``method``/``id`` or a message of no known shape gets ``-32600`` (with the
 request's id when it has a usable one), and the server reads on. Only valid messages are handed to the SDK's
-transport, which still owns stdout (and keeps stray output of tools off the wire). Stdin is read from a
-private duplicate; descriptor 0 points at ``/dev/null`` meanwhile, so tools and their children read nothing
-of the protocol.
+transport. Stdin is read from a private duplicate; descriptor 0 points at ``/dev/null`` meanwhile, so tools and
+their children read nothing of the protocol. Stdout likewise: the wire is a private duplicate of descriptor 1, which
+points at stderr meanwhile (what the SDK's transport does), so stray output of tools stays off the wire.
+
+When the wire is a pipe or a socket (as an MCP client starts a server), it is read and written without blocking,
+on the event loop: a read or write that cannot proceed waits for the descriptor to be ready
+(:func:`anyio.wait_readable` / :func:`anyio.wait_writable`). The SDK's transport instead hands every line read, and
+every write and flush of an answer, to a worker thread: three thread round trips per call, which cost more CPU
+than the rest of its transport. Anything else (a file, a terminal) is read and written in a worker thread as before.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ import contextlib
 import fcntl
 import io
 import os
+import stat
+import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
 
 import anyio
@@ -64,11 +72,56 @@ def problem_of(line: bytes) -> tuple[int, str, str | int | None] | None:
     return mcp_types.INVALID_REQUEST, f"Invalid request: {problem}", _usable_id(message)
 
 
-class _CheckedLines:
-    """Valid message lines of ``source`` for the SDK's reader; errors for the rest go to ``answer``."""
+def _streams(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or a socket (read and written without blocking), not a file or a terminal."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
-    def __init__(self, source: io.BufferedIOBase, max_line: int) -> None:
+
+@contextlib.contextmanager
+def _nonblocking(fd: int) -> Iterator[None]:
+    """``fd`` without blocking while inside; its flags restored after (the open file may be shared)."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+
+
+class _Wire:
+    """The SDK's stdout (``write`` and ``flush``) on a descriptor without blocking, on the event loop."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._pending = bytearray()
+
+    async def write(self, text: str) -> None:
+        self._pending += text.encode("utf-8")
+
+    async def flush(self) -> None:
+        while self._pending:
+            try:
+                written = os.write(self.fd, self._pending)
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+                continue
+            del self._pending[:written]
+
+
+class _CheckedLines:
+    """Valid message lines of ``source`` for the SDK's reader; errors for the rest go to ``answer``.
+
+    With ``nonblocking``, ``source``'s descriptor is in non-blocking mode and read on the event loop.
+    """
+
+    def __init__(self, source: io.BufferedIOBase, max_line: int, *, nonblocking: bool = False) -> None:
         self.source = source
+        self.nonblocking = nonblocking
         self.max_line = max_line
         self.write: Any = None
         self.ready = anyio.Event()
@@ -98,7 +151,7 @@ class _CheckedLines:
         while not self._pending:
             if self._ended:
                 raise StopAsyncIteration
-            chunk = await anyio.to_thread.run_sync(self.source.read1, _CHUNK, abandon_on_cancel=True)
+            chunk = await self._read()
             if chunk:
                 self._pending.extend(self._lines.feed(chunk))
             else:
@@ -108,6 +161,16 @@ class _CheckedLines:
                     self._pending.append(last)
         return self._pending.popleft()
 
+    async def _read(self) -> bytes:
+        if not self.nonblocking:
+            return await anyio.to_thread.run_sync(self.source.read1, _CHUNK, abandon_on_cancel=True)
+        fd = self.source.fileno()
+        while True:
+            try:
+                return os.read(fd, _CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+
     async def _answer(self, problem: tuple[int, str, str | int | None]) -> None:
         code, text, ident = problem
         await self.ready.wait()
@@ -116,22 +179,51 @@ class _CheckedLines:
             await self.write.send(SessionMessage(error))
 
 
+def _divert(fd: int, flags: int) -> int:
+    """Point ``fd`` elsewhere (stdin: ``/dev/null``; stdout: stderr, else ``/dev/null``).
+
+    Returns:
+        A private duplicate of the wire (close-on-exec, above the standard descriptors).
+    """
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        other = os.dup(2) if fd == 1 else os.open(os.devnull, flags)
+    except OSError:
+        other = os.open(os.devnull, flags)
+    try:
+        os.dup2(other, fd)
+    finally:
+        os.close(other)
+    return private
+
+
+def _stdout_on_wire() -> bool:
+    """Whether ``sys.stdout`` writes to descriptor 1 (else the SDK's transport serves it in place, as it does)."""
+    try:
+        return bool(sys.stdout.buffer.fileno() == 1)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 @contextlib.asynccontextmanager
 async def checked_stdio(max_line: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport fed only checked lines of this process's stdin (see the module docstring)."""
-    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    try:
-        os.dup2(devnull, 0)
-    finally:
-        os.close(devnull)
-    source = os.fdopen(private, "rb", closefd=False)
-    lines = _CheckedLines(source, max_line)
-    try:
-        async with stdio_server(stdin=cast(Any, lines)) as (read, write):
+    async with contextlib.AsyncExitStack() as stack:
+        private = _divert(0, os.O_RDONLY)
+        stack.callback(os.dup2, private, 0)  # the wire back on descriptor 0; the private duplicate may still be read
+        # by a reader thread abandoned at shutdown, so it is left open (closefd=False) rather than recycled under it
+        reading = _streams(private)
+        if reading:
+            stack.enter_context(_nonblocking(private))
+        source = os.fdopen(private, "rb", closefd=False)
+        lines = _CheckedLines(source, max_line, nonblocking=reading)
+        wire: _Wire | None = None
+        if _stdout_on_wire() and _streams(1):
+            out = _divert(1, os.O_WRONLY)
+            stack.callback(os.dup2, out, 1)
+            stack.enter_context(_nonblocking(out))
+            wire = _Wire(out)
+        async with stdio_server(stdin=cast(Any, lines), stdout=cast(Any, wire)) as (read, write):
             lines.write = write
             lines.ready.set()
             yield read, write
-    finally:
-        os.dup2(private, 0)  # the wire back on descriptor 0; the private duplicate may still be read by a
-        # reader thread abandoned at shutdown, so it is left open (closefd=False) rather than recycled under it

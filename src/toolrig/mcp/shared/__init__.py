@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from toolrig.mcp.shared._callbacks import ElicitationHandler, LogHandler, SamplingHandler
 from toolrig.mcp.shared._content import ContentCalls, Prompts, PromptSource, ResourceContents, Resources, ResourceSource
-from toolrig.mcp.shared._convert import ContentBlock, part_to_mcp, result_from_mcp, spec_options, structured_of
+from toolrig.mcp.shared._convert import (
+    ContentBlock,
+    part_to_mcp,
+    part_to_wire,
+    result_from_mcp,
+    spec_options,
+    structured_of,
+)
 from toolrig.mcp.shared._core import WRAP_MARKER, check_name, policy_from_mapping
 from toolrig.mcp.shared._forward_render import (
     label,
@@ -84,6 +91,7 @@ __all__ = [
     "origin_of",
     "parse_target",
     "part_to_mcp",
+    "part_to_wire",
     "peer_of",
     "policy_from_mapping",
     "request_id_of",

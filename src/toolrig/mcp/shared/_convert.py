@@ -10,7 +10,9 @@
   becomes a text resource, so the pipeline redacts and fences it like any text; other blobs keep a mime type
   their bytes bear out (the sniffed one for a known format, ``application/octet-stream`` for a claimed image
   or audio type they do not match).
-* :func:`parts_to_mcp` — toolrig parts → MCP content blocks (the server side).
+* :func:`parts_to_mcp` — toolrig parts → MCP content blocks (the server side); :func:`part_to_wire` — one part
+  straight to its JSON wire form (what the model's ``model_dump(by_alias=True, mode="json", exclude_none=True)``
+  gives), for a server that hands the SDK a result dict instead of building models it would dump again.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from toolrig import (
 )
 from toolrig._results import sniff_mime_type, text_of_bytes
 
-__all__ = ["ContentBlock", "parts_to_mcp", "permission_from_annotations", "result_from_mcp", "spec_options"]
+__all__ = ["ContentBlock", "part_to_wire", "parts_to_mcp", "permission_from_annotations", "result_from_mcp",
+           "spec_options"]
 
 Part = TextPart | JsonPart | ImagePart | AudioPart | ResourcePart
 """Any part of a :class:`~toolrig.ToolResult`."""
@@ -179,6 +182,33 @@ def part_to_mcp(part: Part) -> ContentBlock:
             uri=part.uri, mime_type=part.mime_type, blob=_b64(part.blob)))
     return mcp_types.ResourceLink(type="resource_link", uri=part.uri, name=part.name or part.uri,
                                   mime_type=part.mime_type)
+
+
+def _resource_wire(uri: str, mime_type: str | None, key: str, value: str) -> dict[str, Any]:
+    contents: dict[str, Any] = {"uri": uri}
+    if mime_type is not None:
+        contents["mimeType"] = mime_type
+    contents[key] = value
+    return {"type": "resource", "resource": contents}
+
+
+def part_to_wire(part: Part) -> dict[str, Any]:
+    """One toolrig part as the JSON form of its MCP content block (as :func:`part_to_mcp` dumped, None left out)."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, JsonPart):
+        return {"type": "text", "text": part.render()}
+    if isinstance(part, ImagePart | AudioPart):
+        return {"type": "image" if isinstance(part, ImagePart) else "audio", "data": _b64(part.data),
+                "mimeType": part.mime_type}
+    if part.text is not None:
+        return _resource_wire(part.uri, part.mime_type, "text", part.text)
+    if part.blob is not None:
+        return _resource_wire(part.uri, part.mime_type, "blob", _b64(part.blob))
+    link = {"type": "resource_link", "name": part.name or part.uri, "uri": part.uri}
+    if part.mime_type is not None:
+        link["mimeType"] = part.mime_type
+    return link
 
 
 def parts_to_mcp(parts: Iterable[Part]) -> list[ContentBlock]:
