@@ -298,6 +298,10 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+_PYDANTIC_CORE: Any = None
+"""The ``pydantic_core`` module once :func:`_jsonable` first ran."""
+
+
 def _jsonable(value: Any) -> Any:
     """Plain JSON data for ``value`` (NaN/Infinity as null, bytes as UTF-8 or URL-safe base64), or _NOT_JSON.
 
@@ -305,10 +309,16 @@ def _jsonable(value: Any) -> Any:
     that have no JSON form become their ``str()`` when their class defines one; otherwise
     :class:`ResultConversionError` is raised. An unknown object on its own is not JSON (_NOT_JSON).
     """
-    from pydantic_core import PydanticSerializationError, to_jsonable_python  # on first use: a cheap `import toolrig`
+    global _PYDANTIC_CORE
+    if _PYDANTIC_CORE is None:  # on first use: a cheap `import toolrig` (and no import statement per call)
+        import pydantic_core
 
-    container = (isinstance(value, _CONTAINERS) or dataclasses.is_dataclass(value)
-                 or hasattr(type(value), "__pydantic_serializer__"))  # a model, without importing pydantic
+        _PYDANTIC_CORE = pydantic_core
+    PydanticSerializationError = _PYDANTIC_CORE.PydanticSerializationError
+    to_jsonable_python = _PYDANTIC_CORE.to_jsonable_python
+    kind = type(value)
+    container = (kind is dict or kind is list or isinstance(value, _CONTAINERS) or dataclasses.is_dataclass(value)
+                 or hasattr(kind, "__pydantic_serializer__"))  # a model, without importing pydantic
     for bytes_mode in ("utf8", "base64"):
         try:
             return to_jsonable_python(value, by_alias=True, inf_nan_mode="null", bytes_mode=bytes_mode,
@@ -348,13 +358,15 @@ def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
         TypeError: an object with no JSON form and no ``__str__`` of its own (it would read as
             ``<Thing object at 0x...>``): return plain data instead, or give the tool a formatter.
     """
+    kind = type(value)
+    if kind is dict:  # the usual return value: none of the checks below can match a plain dict
+        return _json_result(value)
     if isinstance(value, ToolResult):
         return value
     if value is None:
         return ToolResult()
     if isinstance(value, str):
         return ToolResult(parts=(TextPart(value),))
-    kind = type(value)
     if kind is int or kind is bool or (kind is float and math.isfinite(value)):
         return ToolResult(parts=(JsonPart(value),))  # what _jsonable returns for them, without the call
     if isinstance(value, bytes | bytearray | memoryview):
@@ -363,6 +375,11 @@ def to_result(value: Any, *, mime_type: str | None = None) -> ToolResult:
         return ToolResult(parts=(value,))
     if isinstance(value, list | tuple) and any(isinstance(v, (*_PART_TYPES, ToolResult)) for v in value):
         return ToolResult(parts=parts_of(value))
+    return _json_result(value)
+
+
+def _json_result(value: Any) -> ToolResult:
+    """The last resort of :func:`to_result`: a JSON part, else the value's own text."""
     try:
         data = _jsonable(value)
     except _NotJson:
