@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -23,8 +22,10 @@ def canonical_arguments(values: Mapping[str, Any]) -> str | None:
     through pydantic's ``to_jsonable_python`` first. Sets become lists in iteration order, which
     for strings differs between processes: such arguments still key correctly within one process.
     """
-    with contextlib.suppress(TypeError, ValueError, RecursionError):  # values that need converting first
+    try:
         return _ENCODER.encode(values)
+    except (TypeError, ValueError, RecursionError):  # values that need converting first
+        pass
     try:
         return _LENIENT.encode(to_jsonable_python(values, serialize_unknown=False))
     except (PydanticSerializationError, TypeError, ValueError):
