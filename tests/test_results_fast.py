@@ -6,10 +6,12 @@ import enum
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from toolrig._results import _NOT_JSON, JsonPart, TextPart, ToolResult, _jsonable, to_result
+from toolrig.errors import ResultConversionError
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -63,3 +65,31 @@ def test_render_uses_str_for_unknown_objects() -> None:
 def test_text_equals_the_joined_rendering(parts: list[TextPart | JsonPart]) -> None:
     result = ToolResult(parts=tuple(parts))
     assert result.text == "\n\n".join(p.render() for p in parts)
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    """A dict subclass: not a plain dict, so to_result takes its general path."""
+
+
+class _Named:
+    def __str__(self) -> str:
+        return "named"
+
+
+@given(st.dictionaries(st.text(max_size=5), _json_values, max_size=4))
+def test_plain_dict_fast_path_equals_the_general_path(value: dict[str, Any]) -> None:
+    assert to_result(value) == to_result(_Dict(value))
+
+
+def test_plain_dict_fast_path_converts_like_the_general_path() -> None:
+    value = {"nan": float("nan"), "raw": b"\xff\x00", "text": b"ok", "named": _Named(), "inner": [{"x": (1, 2)}]}
+    fast = to_result(value)
+    assert fast == to_result(_Dict(value))
+    assert fast.parts[0] == JsonPart({"nan": None, "raw": "_wA=", "text": "b2s=", "named": "named",
+                                      "inner": [{"x": [1, 2]}]})
+
+
+def test_plain_dict_fast_path_refuses_like_the_general_path() -> None:
+    for value in ({"thing": object()}, _Dict(thing=object())):
+        with pytest.raises(ResultConversionError, match="no JSON form and no text of its own"):
+            to_result(value)
