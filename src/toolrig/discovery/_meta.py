@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolrig import BaseTool, ModelRetry, ToolFailure, current_context, tool
+from toolrig.discovery._search import SearchHit
 
 if TYPE_CHECKING:
     from toolrig.discovery._progressive import ProgressiveToolset
@@ -23,8 +24,31 @@ DESCRIBE_TOOL = "describe_tool"
 CALL_TOOL = "call_tool"
 
 
+def visible_hits(owner: ProgressiveToolset, query: str, k: int) -> list[tuple[SearchHit, BaseTool]]:
+    """The best ``k`` hits for ``query`` among the tools ``call_tool`` reaches (see
+    :meth:`ProgressiveToolset.visible`), each with its tool as the outer toolset names it; hidden hits are skipped
+    and the search widened until ``k`` are found or every tool was ranked."""
+    out: list[tuple[SearchHit, BaseTool]] = []
+    seen: set[str] = set()
+    want = max(k, 1)
+    while True:
+        hits = owner.search.search(query, want)
+        for hit in hits:
+            if hit.name in seen:
+                continue
+            seen.add(hit.name)
+            shown = owner.visible(hit.name)
+            if shown is not None:
+                out.append((hit, shown))
+                if len(out) == k:
+                    return out
+        if len(hits) < want:
+            return out
+        want *= 4
+
+
 def _unknown(owner: ProgressiveToolset, name: str) -> ModelRetry:
-    close = [h.name for h in owner.search.search(name, 3)]
+    close = [h.name for h, _ in visible_hits(owner, name, 3)]
     hint = f" Closest: {', '.join(close)}." if close else ""
     return ModelRetry(f"there is no tool named {name[:200]!r}.{hint} Use {SEARCH_TOOLS} to find tools.")
 
@@ -45,8 +69,8 @@ def meta_tools(owner: ProgressiveToolset) -> list[BaseTool]:
         k = max(1, min(int(k), owner.max_k))
         if owner.usage is not None:
             owner.usage.note_search(current_context().session, query)
-        return [{"name": h.name, "description": h.description[:300], "score": round(h.score, 4)}
-                for h in owner.search.search(query, k)]
+        return [{"name": h.name, "description": shown.spec.description[:300], "score": round(h.score, 4)}
+                for h, shown in visible_hits(owner, query, k)]
 
     @tool(name=DESCRIBE_TOOL, permission="readonly", tags=["discovery"])
     def describe_tool(name: str) -> dict[str, Any]:
@@ -55,11 +79,11 @@ def meta_tools(owner: ProgressiveToolset) -> list[BaseTool]:
         Args:
             name: the tool name, as returned by search_tools.
         """
-        found = owner.reachable(name)
+        found = owner.visible(name)
         if found is None:
             raise _unknown(owner, name)
-        spec = found.spec
-        return {"name": spec.name, "description": spec.description, "parameters": dict(spec.input_schema)}
+        spec = found.spec  # the tool as the outer toolset offers it; named as call_tool takes it
+        return {"name": name, "description": spec.description, "parameters": dict(spec.input_schema)}
 
     @tool(name=CALL_TOOL, permission="readonly", tags=["discovery"])
     def call_tool(name: str, arguments: dict[str, Any] | None = None) -> str:

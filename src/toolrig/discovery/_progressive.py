@@ -23,7 +23,7 @@ from toolrig.discovery._meta import CALL_TOOL, meta_tools
 from toolrig.discovery._search import Method, ToolSearch
 from toolrig.discovery._tokens import TokenCounter, definition_text, token_counter
 from toolrig.discovery._usage import UsageLog
-from toolrig.toolsets import RoutedCall, Toolset, WrapperToolset
+from toolrig.toolsets import RoutedCall, Toolset, WrapperToolset, routing_view
 
 __all__ = ["ProgressiveToolset"]
 
@@ -43,6 +43,8 @@ class ProgressiveToolset(WrapperToolset):
         counter: counts tokens (default: tiktoken where available, else an estimate).
         max_k: the most results one ``search_tools`` call returns.
     """
+
+    reads_routing_view = True  # search_tools / describe_tool show what call_tool reaches in the runtime's view
 
     def __init__(self, toolset: Toolset, *, core: Iterable[str] = (), context_window: int = 128_000,
                  threshold: float = 0.10, enabled: bool | None = None, search: ToolSearch | None = None,
@@ -118,6 +120,34 @@ class ProgressiveToolset(WrapperToolset):
         if not isinstance(name, str) or "@" in name or name in self._meta_names:
             return None
         return self.wrapped.get(name)
+
+    def visible(self, name: str) -> BaseTool | None:
+        """The tool ``call_tool(name)`` reaches in the running call's :func:`~toolrig.toolsets.routing_view`
+        (named as that view names it), or None.
+
+        What ``search_tools`` and ``describe_tool`` may show: a tool an outer ``.filtered()`` view, a policy's
+        ``ALLOWED_TOOLS``, a ``.renamed()`` clash or a combined member's name hides is not reachable, so not shown.
+        The answer is asked of the view's own routing, the one ``call_tool`` takes, for every name the view offers
+        ``call_tool`` under (all must reach it). Outside a runtime's call, or where the view does not offer this
+        ``call_tool`` (a toolset around this one that does not forward routing), nothing is visible: fail closed.
+        """
+        if self.reachable(name) is None:
+            return None
+        view = routing_view()
+        if view is None:
+            return None
+        try:
+            marker = self._meta_names[CALL_TOOL].vitals
+            callers = [t.name for t in view.list() if t.vitals is marker]
+            found: BaseTool | None = None
+            for caller in callers:
+                routed = view.route(ToolCall(name=caller, arguments={"name": name, "arguments": {}}))
+                if routed is None or routed.tool is None:
+                    return None
+                found = found or routed.tool
+            return found
+        except Exception:  # a view that cannot answer shows nothing
+            return None
 
     # -- routing call_tool -------------------------------------------------------------------------
     def route(self, call: ToolCall) -> RoutedCall | None:

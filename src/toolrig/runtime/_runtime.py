@@ -31,7 +31,7 @@ from toolrig.runtime._repairs import RepairCounts
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime.executors import Executors
 from toolrig.runtime.stages import AlternativeFinder, FallbackMode, FallbackStage, with_fallback
-from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset
+from toolrig.toolsets import FunctionToolset, RoutedCall, Toolset, reset_routing_view, set_routing_view
 
 if TYPE_CHECKING:
     from toolrig.audit import AuditTarget
@@ -156,6 +156,8 @@ class Runtime:
             if isinstance(stage, FallbackStage) and stage.runner is None:
                 stage.bind(self.call)
         self._offered = _offered(self.toolset, self.stages)
+        # the view meta-tools (search_tools, describe_tool) read while they run: see toolrig.toolsets.routing_view
+        self._view = self._offered if any(ts.reads_routing_view for ts in self.toolset.walk()) else None
         self.recorder = recorder
         self._chain: CallNext = self._build()
         self._running: dict[str, list[_Running]] = {}
@@ -219,6 +221,7 @@ class Runtime:
         if routed is not None and routed.tool is not None:
             inv = inv.derive(tool=routed.tool)
         outcome: ToolOutcome | None = None
+        view = None if self._view is None else set_routing_view(self._view)
         with anyio.CancelScope() as scope:
             running = self._register(call.id, scope)
             try:
@@ -232,6 +235,8 @@ class Runtime:
                 outcome = _internal(call, exc)
             finally:
                 self._unregister(call.id, running)
+                if view is not None:
+                    reset_routing_view(view)
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} was cancelled"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from toolrig.toolsets._aliases import alias, share_state
 from toolrig.toolsets._combined import CombinedToolset, OnConflict
 from toolrig.toolsets._function import FunctionToolset
-from toolrig.toolsets._routing import RoutedCall
+from toolrig.toolsets._routing import RoutedCall, reset_routing_view, routing_view, set_routing_view
 from toolrig.toolsets._toolset import (
     FilteredToolset,
     PrefixedToolset,
@@ -32,5 +32,8 @@ __all__ = [
     "Toolset",
     "WrapperToolset",
     "alias",
+    "reset_routing_view",
+    "routing_view",
+    "set_routing_view",
     "share_state",
 ]

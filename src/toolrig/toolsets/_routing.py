@@ -6,16 +6,46 @@ arguments)`` meta-tool stands for the real tool) answers with a :class:`RoutedCa
 question and translate the answer, so routing survives ``.prefixed()``, ``.renamed()``, ``.filtered()`` and
 :class:`~toolrig.toolsets.CombinedToolset`. :meth:`toolrig.Runtime.call` asks its toolset first; every stage —
 audit, telemetry, resolve, policy, approval — then sees the routed call, named as the outermost toolset names it.
+
+While a call runs, :func:`routing_view` is the toolset the runtime offered it from (its ``ALLOWED_TOOLS`` applied),
+so a tool that stands for others (``search_tools``, ``describe_tool``) can show exactly what routing reaches there.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from toolrig._calls import ToolCall
 from toolrig._define import BaseTool
 
-__all__ = ["RoutedCall"]
+if TYPE_CHECKING:
+    from toolrig.toolsets._toolset import Toolset
+
+__all__ = ["RoutedCall", "reset_routing_view", "routing_view", "set_routing_view"]
+
+_VIEW: ContextVar[Toolset | None] = ContextVar("toolrig_routing_view", default=None)
+
+
+def routing_view() -> Toolset | None:
+    """The toolset the running call was offered from: the :class:`toolrig.Runtime`'s offered view (the toolset
+    less what a policy's ``ALLOWED_TOOLS`` hides), through which its calls are routed; None outside such a call.
+
+    The runtime sets it only when its toolset holds one that reads it (``Toolset.reads_routing_view``, found by
+    :meth:`Toolset.walk`); a reader must treat None as "nothing is reachable" (fail closed).
+    """
+    return _VIEW.get()
+
+
+def set_routing_view(toolset: Toolset | None) -> Token[Toolset | None]:
+    """Make ``toolset`` the :func:`routing_view` until :func:`reset_routing_view` (for runtimes)."""
+    return _VIEW.set(toolset)
+
+
+def reset_routing_view(token: Token[Toolset | None]) -> None:
+    """Undo :func:`set_routing_view`."""
+    _VIEW.reset(token)
 
 
 @dataclass(frozen=True, kw_only=True)

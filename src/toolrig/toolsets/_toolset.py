@@ -16,7 +16,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from toolrig._calls import ToolCall
 from toolrig._define import BaseTool
@@ -44,6 +44,10 @@ class Toolset(ABC):
         >>> [t.name for t in tools.list()]                            # doctest: +SKIP
         ['fs_read', 'fs_write']
     """
+
+    reads_routing_view: ClassVar[bool] = False
+    """True for a toolset whose tools read :func:`~toolrig.toolsets.routing_view` while they run (a
+    :class:`toolrig.Runtime` whose toolset holds one, as :meth:`walk` finds it, sets the view for each call)."""
 
     @property
     def label(self) -> str:
