@@ -101,11 +101,12 @@ async def test_sigterm_drains_64_calls_in_flight_every_call_answered_and_audited
     assert all("shutting down" in a[1] for s, a in answers.items() if s >= 600)
     assert after and all(a != "ran" for a in after), after
     rows = {float(r.arguments["seconds"]): r for r in audit_rows(db) if r.tool == "peer__slow"}
-    assert sorted(rows) == sorted(answers)  # one row per call (the refused ones never ran: no row)
+    assert sorted(rows) == sorted(answers)  # one row per call
     for seconds, (got, _) in answers.items():
         assert rows[seconds].kind == ("ok" if got == "ok" else "cancelled"), (seconds, rows[seconds])
         assert rows[seconds].decision is not None and rows[seconds].decision["verdict"] == "allow"
-    assert not [r for r in audit_rows(db) if r.tool == "peer__echo"]
+    refused = [r for r in audit_rows(db) if r.tool == "peer__echo"]  # never ran, yet recorded: one row per call
+    assert len(refused) == 1 and refused[0].kind == "unavailable" and "shutting down" in (refused[0].error or "")
     assert_quiet(served)
 
 

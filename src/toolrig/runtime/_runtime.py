@@ -258,6 +258,34 @@ class Runtime:
             log.exception("call routing failed for %s; the call runs unrouted", _short_name(call.name))
             return None
 
+    async def refuse(self, call: ToolCall, error: ToolError, context: CallContext | None = None) -> ToolOutcome:
+        """Record ``call`` as refused before it entered the pipeline (e.g. by a server that is shutting down), and
+        return its outcome: one audit row per call, always.
+
+        Nothing runs: the call goes through this runtime's audit stages (those named ``"audit"``) alone, whose
+        innermost step answers ``error``. It is routed like any call first, so the row names the tool as
+        :meth:`call` would.
+        """
+        routed = self._route(call)
+        if routed is not None:
+            call = routed.call
+        refusal = ToolOutcome.failure(call.id, _short_name(call.name), error)
+        ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
+        inv = Invocation.start(call, ctx, self.services)
+
+        async def refused(_: Invocation) -> ToolOutcome:
+            return refusal
+
+        chain: CallNext = refused
+        for stage in reversed([s for s in self.stages if s.name == "audit"]):
+            chain = _step(stage, chain)
+        try:
+            outcome = await chain(inv)
+        except Exception:  # an audit stage failed: the refusal stands, and is logged
+            log.exception("could not record the refused call to %s", _short_name(call.name))
+            outcome = refusal
+        return outcome.derive(duration_ms=inv.elapsed_ms)
+
     def _register(self, call_id: str, scope: anyio.CancelScope) -> _Running:
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -410,6 +438,13 @@ def _tool_label(outcome: ToolOutcome) -> str:
     """The tool an outcome is counted under: its name, or ``"(unknown)"`` when no tool had it (a bounded set)."""
     error = outcome.error
     return UNKNOWN_TOOL if error is not None and error.kind is ErrorKind.NOT_FOUND else outcome.name
+
+
+def _step(stage: Stage, call_next: CallNext) -> CallNext:
+    """``stage`` around ``call_next``, as one step of a chain."""
+    def step(inv: Invocation) -> Awaitable[ToolOutcome]:
+        return stage(inv, call_next)
+    return step
 
 
 def _internal(call: ToolCall, exc: BaseException) -> ToolOutcome:

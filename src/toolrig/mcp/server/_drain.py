@@ -3,7 +3,9 @@
 On SIGTERM or SIGINT (or when :func:`~toolrig.mcp.serve_async` is cancelled) a server drains:
 
 1. it stops accepting: new sessions get HTTP 503, new ``tools/call`` requests a JSON-RPC error saying the
-   server is shutting down (they never run, so they have no audit row); then the listener closes;
+   server is shutting down (they never run; each is recorded like any refused call — one audit row per call,
+   always — with kind ``unavailable`` and ``cause`` ``shutdown``, see :meth:`toolrig.Runtime.refuse`); then the
+   listener closes;
 2. calls in flight get ``shutdown_grace`` seconds to finish, and their answers are delivered;
 3. calls still running then are stopped: each client gets an error result (kind ``cancelled``) and the audit
    row says the same (kind ``cancelled``, with the policy decision that let the call run);
@@ -27,7 +29,7 @@ import anyio.abc
 import mcp_types
 from mcp import MCPError
 
-from toolrig import ErrorKind, ToolCall, ToolError, ToolOutcome
+from toolrig import CallContext, ErrorKind, ToolCall, ToolError, ToolOutcome
 from toolrig._shown import shown_name
 
 __all__ = ["ANSWER_TIME", "STOP_SIGNALS", "CallTracker", "StopSignals", "drain_calls"]
@@ -37,12 +39,22 @@ log = logging.getLogger("toolrig.mcp.server")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 ANSWER_TIME = 5.0
 """Seconds stopped calls (and finished ones) get to have their answers written before the sessions end."""
+SHUTTING_DOWN = "the server is shutting down: the call was not run; try again later or on another instance"
+
+Refuse = Callable[[ToolCall, ToolError, CallContext | None], Awaitable[ToolOutcome]]
+"""Records a call refused at the door (:meth:`toolrig.Runtime.refuse`)."""
 
 
 class CallTracker:
-    """The tool calls a server is running: a shutdown waits for them, then stops the rest."""
+    """The tool calls a server is running: a shutdown waits for them, then stops the rest.
 
-    def __init__(self) -> None:
+    Args:
+        refuse: records each call refused because a shutdown began (its audit row); a server passes its runtime's
+            :meth:`~toolrig.Runtime.refuse`.
+    """
+
+    def __init__(self, refuse: Refuse | None = None) -> None:
+        self.refuse = refuse
         self._running: set[anyio.CancelScope] = set()
         self._changed: anyio.Event | None = None
         self.closing = False
@@ -74,15 +86,17 @@ class CallTracker:
                 await self._changed.wait()
         return not self._running
 
-    async def run(self, call: ToolCall, runs: Callable[[], Awaitable[ToolOutcome]]) -> ToolOutcome:
+    async def run(self, call: ToolCall, runs: Callable[[], Awaitable[ToolOutcome]],
+                  context: CallContext | None = None) -> ToolOutcome:
         """``await runs()`` tracked; a call stopped by a shutdown ends ``cancelled`` (so does its audit row).
 
         Raises:
-            MCPError: the server is shutting down (the call is not run; the client gets a JSON-RPC error).
+            MCPError: the server is shutting down (the call is not run, but recorded by ``refuse`` with ``context``;
+                the client gets a JSON-RPC error).
         """
         if self.closing:
-            raise MCPError(code=mcp_types.INTERNAL_ERROR, message="the server is shutting down: the call was not "
-                                                                  "run; try again later or on another instance")
+            await self._refused(call, context)
+            raise MCPError(code=mcp_types.INTERNAL_ERROR, message=SHUTTING_DOWN)
         outcome: ToolOutcome | None = None
         scope = anyio.CancelScope()  # what track() does, without a generator-based context manager per call
         self._running.add(scope)
@@ -98,6 +112,17 @@ class CallTracker:
                 ErrorKind.CANCELLED, f"the call to {shown_name(call.name)!r} was stopped: the server is shutting "
                 "down and the call did not finish within its grace period"))
         return outcome
+
+    async def _refused(self, call: ToolCall, context: CallContext | None) -> None:
+        if self.refuse is None:
+            return
+        error = ToolError.of(ErrorKind.UNAVAILABLE, f"the call to {shown_name(call.name)!r} was not run: "
+                             f"{SHUTTING_DOWN}", retryable=True, cause="shutdown")
+        try:
+            with anyio.CancelScope(shield=True):  # the row is written even if the client's request is cancelled
+                await self.refuse(call, error, context)
+        except Exception:
+            log.exception("could not record a call refused during shutdown")
 
     def stop_all(self) -> int:
         """Stop every running call (each ends with a ``cancelled`` error); how many."""

@@ -51,7 +51,7 @@ class _CallTool:
         context = CallContext(user=user_of(scope), agent=agent_of(scope), session=f"http-{secrets.token_urlsafe(16)}",
                               metadata={"transport": "http-openapi"})
         runtime = self.server.runtime
-        outcome = await self.server.calls.run(call, lambda: runtime.call(call, context))
+        outcome = await self.server.calls.run(call, lambda: runtime.call(call, context), context)
         status = 200 if outcome.ok else ERROR_STATUS.get(outcome.error.kind.value, 500) if outcome.error else 502
         await JSONResponse(outcome.to_dict(), status_code=status)(scope, receive, send)
 

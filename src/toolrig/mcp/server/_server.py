@@ -73,7 +73,7 @@ class ToolServer:
         self.prompts = prompts
         self._levels: dict[str, mcp_types.LoggingLevel] = {}
         self._sessions: dict[str, ServerSession] = {}
-        self.calls = CallTracker()
+        self.calls = CallTracker(refuse=runtime.refuse)
         """The calls running now (a shutdown drains them: :mod:`toolrig.mcp.server._drain`)."""
         self.server: Server[Any] = Server(name, version=version or __version__, instructions=instructions)
         self._init_options: InitializationOptions | None = None
@@ -139,7 +139,7 @@ class ToolServer:
         identity = self._identity(ctx)
         call = ToolCall(name=params.name, arguments=params.arguments or {}, id=f"mcp_{secrets.token_hex(12)}")
         context = self.context_for(ctx, identity)
-        outcome: ToolOutcome = await self.calls.run(call, lambda: self.runtime.call(call, context))
+        outcome: ToolOutcome = await self.calls.run(call, lambda: self.runtime.call(call, context), context)
         tool = self.runtime.toolset.get(params.name) if outcome.result is not None else None
         return outcome_to_wire(outcome, tool.spec if tool is not None else None)
 
