@@ -16,6 +16,7 @@ from toolrig import AudioPart, ImagePart, JsonPart, ResourcePart, TextPart, Tool
 from toolrig.fencing import FENCE_TAG
 from toolrig.mcp.server._results import (
     STRUCTURED_META_KEY,
+    ToolWires,
     outcome_to_mcp,
     outcome_to_wire,
     tool_definitions,
@@ -156,7 +157,10 @@ def test_tools_list_from_the_cached_wire_forms_is_what_the_models_gave() -> None
     models = {"tools": [t.model_dump(by_alias=True, mode="json", exclude_none=True)
                         for t in tool_definitions([forecast, local_forecast])]}
     wire = {"tools": [tool_wire(forecast.spec), tool_wire(local_forecast.spec)]}
-    assert tool_wire(forecast.spec) is tool_wire(forecast.spec)  # converted once per spec
+    wires = ToolWires()
+    first = wires.definitions([forecast.spec, local_forecast.spec])
+    assert first == wire["tools"]
+    assert wires.definitions([forecast.spec])[0] is first[0]  # converted once per spec (and server)
     for version in HANDSHAKE_PROTOCOL_VERSIONS:
         assert serialize_server_result("tools/list", version, wire) == serialize_server_result("tools/list", version,
                                                                                                  models)

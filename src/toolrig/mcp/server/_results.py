@@ -21,7 +21,7 @@ under ``_meta["toolrig/error"]``.
 The server answers with :func:`outcome_to_wire`, the result's JSON form built straight from the outcome: the SDK
 validates a handler's result against the protocol's schema and dumps it once anyway, so building pydantic models
 here (validated once when built, dumped, then validated again) would be work done twice. ``tools/list`` answers
-the same way, with each tool's definition converted once per spec (:func:`tool_wire`).
+the same way, with each tool's definition converted once per spec and server (:class:`ToolWires`).
 :func:`outcome_to_mcp` and :func:`tool_definitions` are the same answers as models.
 """
 
@@ -37,8 +37,8 @@ from toolrig.fencing import fence, fence_strings
 from toolrig.mcp.shared import WRAP_MARKER, part_to_wire, structured_of
 from toolrig.providers import to_mcp
 
-__all__ = ["ERROR_META_KEY", "STRUCTURED_META_KEY", "outcome_to_mcp", "outcome_to_wire", "tool_definitions",
-           "tool_wire"]
+__all__ = ["ERROR_META_KEY", "STRUCTURED_META_KEY", "ToolWires", "outcome_to_mcp", "outcome_to_wire",
+           "tool_definitions", "tool_wire"]
 
 ERROR_META_KEY = "toolrig/error"
 STRUCTURED_META_KEY = "toolrig/structured"
@@ -60,25 +60,40 @@ def _describes_a_part(schema: Any) -> bool:
     return isinstance(kind, dict) and kind.get("const") in _PART_KINDS
 
 
-_DEFINITIONS: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
-_MAX_CACHED = 4096
-
-
 def tool_wire(spec: ToolSpec) -> dict[str, Any]:
-    """The MCP definition of ``spec``, JSON (cached by identity: specs are frozen, converting one is not free).
-
-    The dict is shared between requests: read it, never change it.
-    """
-    cached = _DEFINITIONS.get(id(spec))
-    if cached is not None and cached[0] is spec:
-        return cached[1]
+    """The MCP definition of ``spec``, JSON (converted each time: a server keeps them in its :class:`ToolWires`)."""
     definition = to_mcp([spec])[0]
     if _describes_a_part(spec.output_schema) or spec.trust is Trust.EXTERNAL:
         definition.pop("outputSchema", None)
-    if len(_DEFINITIONS) >= _MAX_CACHED:
-        _DEFINITIONS.clear()
-    _DEFINITIONS[id(spec)] = (spec, definition)
     return definition
+
+
+class ToolWires:
+    """One server's ``tools/list`` definitions, each converted once per spec while that spec is listed.
+
+    Kept per server, not per process, and only for the specs of the last listing (held, so their ids cannot be
+    reused while they are cached: a spec dropped from the listing is forgotten at the next one, and a new spec
+    that later gets its id is converted afresh). Specs are frozen, so a cached definition stays right; the dicts
+    are shared between requests: read them, never change them.
+    """
+
+    def __init__(self) -> None:
+        self._listed: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
+
+    def definitions(self, specs: Iterable[ToolSpec]) -> list[dict[str, Any]]:
+        """The definitions of ``specs``, in order; what is cached from now on is exactly these specs."""
+        before = self._listed
+        now: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
+        out: list[dict[str, Any]] = []
+        for spec in specs:
+            key = id(spec)
+            cached = before.get(key)
+            if cached is None or cached[0] is not spec:
+                cached = (spec, tool_wire(spec))
+            now[key] = cached
+            out.append(cached[1])
+        self._listed = now
+        return out
 
 
 def tool_definitions(tools: Iterable[BaseTool]) -> list[mcp_types.Tool]:

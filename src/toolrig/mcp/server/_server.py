@@ -26,7 +26,7 @@ from mcp.server.session import ServerSession
 
 from toolrig import CallContext, Runtime, ToolCall, ToolOutcome
 from toolrig.mcp.server._drain import CallTracker
-from toolrig.mcp.server._results import outcome_to_wire, tool_wire
+from toolrig.mcp.server._results import ToolWires, outcome_to_wire
 from toolrig.mcp.shared import LOG_LEVELS, PEER_KEY, ClientPeer, ContentCalls, PromptSource, ResourceSource
 
 __all__ = ["CallerIdentity", "ToolServer", "caller_identity"]
@@ -74,6 +74,7 @@ class ToolServer:
         self._levels: dict[str, mcp_types.LoggingLevel] = {}
         self._sessions: dict[str, ServerSession] = {}
         self.calls = CallTracker(refuse=runtime.refuse)
+        self._wires = ToolWires()
         """The calls running now (a shutdown drains them: :mod:`toolrig.mcp.server._drain`)."""
         self.server: Server[Any] = Server(name, version=version or __version__, instructions=instructions)
         self._init_options: InitializationOptions | None = None
@@ -132,7 +133,11 @@ class ToolServer:
     # -- tools -------------------------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
         self._identity(ctx)
-        return {"tools": [tool_wire(t.spec) for t in self.runtime.tools()]}
+        return {"tools": self.listed_tools()}
+
+    def listed_tools(self) -> list[dict[str, Any]]:
+        """The ``tools/list`` entries (JSON) of the tools the runtime offers now; shared: read, never change."""
+        return self._wires.definitions(t.spec for t in self.runtime.tools())
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
                          ) -> dict[str, Any]:
