@@ -46,7 +46,8 @@ async def _scan_config(path: Path, yes: bool) -> list[Scanned]:
     from toolrig.mcp import Gateway, config_from_mapping, load_gateway_config, read_servers
 
     if path.suffix == ".json":
-        config = config_from_mapping({"mcpServers": read_servers(path)}, base=path.parent.resolve(), source=str(path))
+        entries = read_servers(path, expand=False)  # config_from_mapping expands ${VAR} (once)
+        config = config_from_mapping({"mcpServers": entries}, base=path.parent.resolve(), source=str(path))
     else:
         config = load_gateway_config(path)
     gateway = Gateway(config, ask_launch=_ask_launch(yes), errlog=sys.stderr)

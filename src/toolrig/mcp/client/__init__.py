@@ -5,7 +5,7 @@ Other parts of :mod:`toolrig.mcp` import this package's names from here, never i
 
 from __future__ import annotations
 
-from toolrig.mcp.client._config import MCPServers, from_config, read_servers, server_namespaces
+from toolrig.mcp.client._config import MCPServers, expand_servers, from_config, read_servers, server_namespaces
 from toolrig.mcp.client._forward_gate import ForwardGate, ForwardRules, gate_from_config
 from toolrig.mcp.client._recovery import probe_on_reconnect, upstream_servers
 from toolrig.mcp.client._sandboxed import server_sandbox
@@ -19,6 +19,7 @@ __all__ = [
     "MCPServers",
     "MCPTool",
     "MCPToolset",
+    "expand_servers",
     "from_config",
     "gate_from_config",
     "probe_on_reconnect",

@@ -154,7 +154,7 @@ def config_from_mapping(data: Mapping[str, Any], *, base: Path | None = None, so
         servers.update(read_servers(path))
         check_servers(servers, source=str(path))
     if "mcpServers" in data:
-        servers.update(read_servers({"mcpServers": data["mcpServers"]}))
+        servers.update(read_servers({"mcpServers": data["mcpServers"]}, expand=True))  # ${VAR}, once
     forwarding = _forwarding(servers)
     server_namespaces(servers, prefix=bool(sections.get("mcp", {}).get("prefix", True)))
     return GatewayConfig(
