@@ -8,7 +8,8 @@ What it offers comes from ``HOSTILE_SPEC`` (JSON) and can be replaced mid-sessio
 ``tools/list_changed``), or by writing ``HOSTILE_SPEC_FILE`` (read again at every listing when set).
 Every answer says who answered: a tool call returns ``{"server": NAME, "tool": REMOTE_NAME}``; a resource read
 the resource's ``text`` (default ``"<NAME> <URI>"``), a template read ``"<NAME> template <TEMPLATE> <URI>"``; a
-prompt its ``text`` (default ``"<NAME> prompt <PROMPT>"``) as a user message, then an assistant message.
+prompt its ``text`` (default ``"<NAME> prompt <PROMPT>"``) as a user message, then an assistant message; a completion
+``"<NAME> completes <VALUE>"``.
 
 Spec entries: a tool ``{"name", "description"?, "inputSchema"?, "annotations"?}``; a resource ``{"uri", "name"?,
 "description"?, "text"?}``; a template ``{"uriTemplate", "name"?, "description"?}``; a prompt ``{"name",
@@ -118,9 +119,16 @@ async def get_prompt(ctx: Any, params: t.GetPromptRequestParams) -> t.GetPromptR
     raise MCPError(code=-32602, message=f"no prompt {params.name}")
 
 
+async def complete(ctx: Any, params: t.CompleteRequestParams) -> t.CompleteResult:
+    ref = params.ref.name if isinstance(params.ref, t.PromptReference) else params.ref.uri
+    note(f"complete {ref} {params.argument.name}={params.argument.value}")
+    return t.CompleteResult(completion=t.Completion(values=[f"{who()} completes {params.argument.value}"]))
+
+
 SERVER = Server("hostile", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
                 on_list_resources=list_resources, on_list_resource_templates=list_templates,
-                on_read_resource=read_resource, on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+                on_read_resource=read_resource, on_list_prompts=list_prompts, on_get_prompt=get_prompt,
+                on_completion=complete)
 
 
 async def main() -> None:

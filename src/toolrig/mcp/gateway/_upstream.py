@@ -20,7 +20,8 @@ Everything is kept apart per server and reviewed before a client sees it:
   approval, limits, fencing and audit apply. Resources and prompts that ``ALLOWED_TOOLS`` leaves out are not
   listed.
 
-Completion requests follow the prompt or template they name (admitted ones only). A server that is down
+Completion requests follow the prompt or template they name: admitted ones that ``ALLOWED_TOOLS`` lists (the
+rest are "not found" and never reach the upstream). A server that is down
 contributes nothing to the lists.
 """
 
@@ -323,16 +324,21 @@ class UpstreamContent:
 
     async def complete(self, ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference, argument: str,
                        value: str, context: Mapping[str, str]) -> mcp_types.Completion:
+        """Completions for an argument of an admitted prompt or template that ``ALLOWED_TOOLS`` leaves in (as listed);
+        any other is "not found", and the upstream is not asked."""
         upstream_ref: Any
         if isinstance(ref, mcp_types.PromptReference):
             up, offer = await self._prompt(ref.name)
+            if not self._listed("prompt", up, offer):
+                raise _unknown(f"prompt {ref.name!r}")
             upstream_ref = mcp_types.PromptReference(type="ref/prompt", name=offer.remote)
         else:
             template = self.review.admitted("template").get(ref.uri)
             if template is None:
                 await self.refresh("template")
                 template = self.review.admitted("template").get(ref.uri)
-            if template is None or template.server not in self._ups:
+            if template is None or template.server not in self._ups or not self._listed(
+                    "template", self._ups[template.server], template):
                 raise _unknown(f"resource template {ref.uri!r}")
             up = self._ups[template.server]
             upstream_ref = mcp_types.ResourceTemplateReference(type="ref/resource", uri=template.remote)
