@@ -31,13 +31,14 @@ def visible_hits(owner: ProgressiveToolset, query: str, k: int) -> list[tuple[Se
     out: list[tuple[SearchHit, BaseTool]] = []
     seen: set[str] = set()
     want = max(k, 1)
+    visible = owner.visibility()
     while True:
         hits = owner.search.search(query, want)
         for hit in hits:
             if hit.name in seen:
                 continue
             seen.add(hit.name)
-            shown = owner.visible(hit.name)
+            shown = visible(hit.name)
             if shown is not None:
                 out.append((hit, shown))
                 if len(out) == k:

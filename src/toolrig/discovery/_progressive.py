@@ -14,7 +14,8 @@ from __future__ import annotations
 import builtins
 import fnmatch
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from toolrig import BaseTool, ToolCall
@@ -26,6 +27,13 @@ from toolrig.discovery._usage import UsageLog
 from toolrig.toolsets import RoutedCall, Toolset, WrapperToolset, routing_view
 
 __all__ = ["ProgressiveToolset"]
+
+_PROBING: ContextVar[ProgressiveToolset | None] = ContextVar("toolrig_progressive_probing", default=None)
+"""The toolset whose visibility is being probed now (known active: not listed again for each probe)."""
+
+
+def _nothing(name: str) -> BaseTool | None:
+    return None
 
 
 class ProgressiveToolset(WrapperToolset):
@@ -88,7 +96,7 @@ class ProgressiveToolset(WrapperToolset):
     @property
     def active(self) -> bool:
         """Whether only core and meta-tools are shown now."""
-        return self._active(self.wrapped.list())
+        return _PROBING.get() is self or self._active(self.wrapped.list())
 
     def is_core(self, name: str) -> bool:
         """Whether ``name`` is a core tool (never hidden)."""
@@ -96,12 +104,16 @@ class ProgressiveToolset(WrapperToolset):
 
     # -- the toolset -------------------------------------------------------------------------------
     def list(self) -> builtins.list[BaseTool]:
+        if _PROBING.get() is self:
+            return builtins.list(self._meta)
         tools = self.wrapped.list()
         if not self._active(tools):
             return tools
         return [*(t for t in tools if self.is_core(t.name) and t.name not in self._meta_names), *self._meta]
 
     def get(self, name: str) -> BaseTool | None:
+        if name in self._meta_names and _PROBING.get() is self:
+            return self._meta_names[name]
         tools = self.wrapped.list()
         if not self._active(tools):
             return self.wrapped.get(name)
@@ -131,23 +143,43 @@ class ProgressiveToolset(WrapperToolset):
         ``call_tool`` under (all must reach it). Outside a runtime's call, or where the view does not offer this
         ``call_tool`` (a toolset around this one that does not forward routing), nothing is visible: fail closed.
         """
-        if self.reachable(name) is None:
-            return None
+        return self.visibility()(name)
+
+    def visibility(self) -> Callable[[str], BaseTool | None]:
+        """:meth:`visible` for many names: the view and the names of ``call_tool`` in it are found once."""
         view = routing_view()
-        if view is None:
-            return None
         try:
+            if view is None or not self.active:
+                return _nothing
             marker = self._meta_names[CALL_TOOL].vitals
-            callers = [t.name for t in view.list() if t.vitals is marker]
-            found: BaseTool | None = None
-            for caller in callers:
-                routed = view.route(ToolCall(name=caller, arguments={"name": name, "arguments": {}}))
-                if routed is None or routed.tool is None:
-                    return None
-                found = found or routed.tool
-            return found
+            token = _PROBING.set(self)  # this toolset lists only its meta-tools meanwhile: they are what is sought
+            try:
+                callers = [t.name for t in view.list() if t.vitals is marker]
+            finally:
+                _PROBING.reset(token)
         except Exception:  # a view that cannot answer shows nothing
-            return None
+            return _nothing
+        if not callers:
+            return _nothing
+
+        def probe(name: str) -> BaseTool | None:
+            if self.reachable(name) is None:
+                return None
+            token = _PROBING.set(self)  # active was checked above: not listed again for each probe
+            try:
+                found: BaseTool | None = None
+                for caller in callers:
+                    routed = view.route(ToolCall(name=caller, arguments={"name": name, "arguments": {}}))
+                    if routed is None or routed.tool is None:
+                        return None
+                    found = found or routed.tool
+                return found
+            except Exception:  # a view that cannot answer shows nothing
+                return None
+            finally:
+                _PROBING.reset(token)
+
+        return probe
 
     # -- routing call_tool -------------------------------------------------------------------------
     def route(self, call: ToolCall) -> RoutedCall | None:
