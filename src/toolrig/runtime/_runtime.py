@@ -25,6 +25,7 @@ from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._invoke import invoke_tool, really_cancelled
 from toolrig.runtime._metrics import UNKNOWN_TOOL
+from toolrig.runtime._offer import offered_view, refuse_call, wants_view
 from toolrig.runtime._portal import LoopThread
 from toolrig.runtime._recorder import Recorder, recorded
 from toolrig.runtime._repairs import RepairCounts
@@ -69,17 +70,6 @@ def _with_policy(stages: Sequence[StageLike], policy: PolicyLike | Stage | Stage
     stage = as_stage(policy.as_stage(toolset) if isinstance(policy, PolicyLike) else policy)
     out = insert_before(stages, "approval", stage)
     return tuple(as_stage(s) for s in (approval_on_decisions(out) if default else out))
-
-
-def _offered(toolset: Toolset, stages: Sequence[Stage]) -> Toolset:
-    """``toolset`` as the runtime offers it: less what a stage hides (a policy's ``ALLOWED_TOOLS``; the one place).
-
-    :meth:`Runtime.tools` lists this view, and :meth:`Runtime.call` routes through it.
-    """
-    keeps = [keep for stage in stages if (keep := stage.offer_filter(toolset)) is not None]
-    if not keeps:
-        return toolset
-    return toolset.filtered(lambda tool: all(keep(tool) for keep in keeps))
 
 
 @dataclass(slots=True)
@@ -155,9 +145,8 @@ class Runtime:
         for stage in self.stages:
             if isinstance(stage, FallbackStage) and stage.runner is None:
                 stage.bind(self.call)
-        self._offered = _offered(self.toolset, self.stages)
-        # the view meta-tools (search_tools, describe_tool) read while they run: see toolrig.toolsets.routing_view
-        self._view = self._offered if any(ts.reads_routing_view for ts in self.toolset.walk()) else None
+        self._offered = offered_view(self.toolset, self.stages)
+        self._view = self._offered if wants_view(self.toolset) else None  # see toolrig.toolsets.routing_view
         self.recorder = recorder
         self._chain: CallNext = self._build()
         self._running: dict[str, list[_Running]] = {}
@@ -259,32 +248,10 @@ class Runtime:
             return None
 
     async def refuse(self, call: ToolCall, error: ToolError, context: CallContext | None = None) -> ToolOutcome:
-        """Record ``call`` as refused before it entered the pipeline (e.g. by a server that is shutting down), and
-        return its outcome: one audit row per call, always.
-
-        Nothing runs: the call goes through this runtime's audit stages (those named ``"audit"``) alone, whose
-        innermost step answers ``error``. It is routed like any call first, so the row names the tool as
-        :meth:`call` would.
-        """
+        """Record ``call`` as refused before it entered the pipeline (a server shutting down) and return its outcome:
+        routed like any call, it goes through the audit stages alone, answering ``error`` (:func:`refuse_call`)."""
         routed = self._route(call)
-        if routed is not None:
-            call = routed.call
-        refusal = ToolOutcome.failure(call.id, _short_name(call.name), error)
-        ctx = (context or EMPTY_CONTEXT).derive(call_id=call.id, tool_name=call.name)
-        inv = Invocation.start(call, ctx, self.services)
-
-        async def refused(_: Invocation) -> ToolOutcome:
-            return refusal
-
-        chain: CallNext = refused
-        for stage in reversed([s for s in self.stages if s.name == "audit"]):
-            chain = _step(stage, chain)
-        try:
-            outcome = await chain(inv)
-        except Exception:  # an audit stage failed: the refusal stands, and is logged
-            log.exception("could not record the refused call to %s", _short_name(call.name))
-            outcome = refusal
-        return outcome.derive(duration_ms=inv.elapsed_ms)
+        return await refuse_call(call if routed is None else routed.call, error, context, self.stages, self.services)
 
     def _register(self, call_id: str, scope: anyio.CancelScope) -> _Running:
         try:
@@ -438,13 +405,6 @@ def _tool_label(outcome: ToolOutcome) -> str:
     """The tool an outcome is counted under: its name, or ``"(unknown)"`` when no tool had it (a bounded set)."""
     error = outcome.error
     return UNKNOWN_TOOL if error is not None and error.kind is ErrorKind.NOT_FOUND else outcome.name
-
-
-def _step(stage: Stage, call_next: CallNext) -> CallNext:
-    """``stage`` around ``call_next``, as one step of a chain."""
-    def step(inv: Invocation) -> Awaitable[ToolOutcome]:
-        return stage(inv, call_next)
-    return step
 
 
 def _internal(call: ToolCall, exc: BaseException) -> ToolOutcome:
