@@ -15,10 +15,6 @@ from toolrig.runtime.executors._thread_hop import ThreadHop
 __all__ = ["InlineExecutor"]
 
 
-def _invoke_sync(tool: BaseTool, values: Mapping[str, Any], context: CallContext) -> Any:
-    return tool.invoke_sync(values, context)
-
-
 class InlineExecutor:
     """Runs async bodies in the event loop and sync bodies on a :class:`ThreadHop` of its own.
 
@@ -52,9 +48,9 @@ class InlineExecutor:
         if tool.name in self.in_loop:
             return tool.invoke_sync(values, context)
         if timeout is None:
-            return await self.hop.run(_invoke_sync, tool, values, context)
+            return await self.hop.run(tool.invoke_sync, values, context)
         with anyio.move_on_after(timeout):
-            return await self.hop.run(_invoke_sync, tool, values, context)
+            return await self.hop.run(tool.invoke_sync, values, context)
         raise CallTimeoutError(tool.name, timeout, "it runs in a thread that cannot be stopped and may still finish")
 
     def stats(self) -> dict[str, Any]:

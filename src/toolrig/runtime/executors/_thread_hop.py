@@ -49,29 +49,24 @@ T = TypeVar("T")
 
 
 class _Job:
-    """One function call handed to a worker, and its result once there is one."""
+    """One function call handed to a worker, and its result once there is one.
 
-    __slots__ = ("args", "ctx", "done", "fn", "fut", "loop", "mutex", "ok", "running", "stuck", "value")
+    ``fut``, ``loop``, ``running`` and ``stuck`` change only under the hop's lock; ``done`` is held
+    until the result is in.
+    """
+
+    __slots__ = ("args", "ctx", "done", "fn", "fut", "loop", "ok", "running", "stuck", "value")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], ctx: contextvars.Context) -> None:
         self.fn, self.args, self.ctx = fn, args, ctx
-        self.done = threading.Lock()  # held until the result is in
+        self.done = threading.Lock()
         self.done.acquire()
-        self.mutex = threading.Lock()  # orders "result in" against "caller went asynchronous / gave up"
         self.fut: asyncio.Future[Any] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.ok = False
         self.running = False
         self.stuck = False
         self.value: Any = None
-
-    def result(self) -> Any:
-        if self.ok:
-            return self.value
-        raise cast(BaseException, self.value)
-
-    def abandoned(self) -> bool:
-        return self.fut is not None and self.fut.cancelled()
 
 
 def _settle(fut: asyncio.Future[Any], job: _Job) -> None:
@@ -101,9 +96,10 @@ class ThreadHop:
         self.eager_wait = eager_wait
         self.name = name
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
+        # One lock for the counters and every job's hand-over (uncontended: held for a few attribute writes).
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._idle = 0  # workers that finished a job and have not been promised another one
         self._busy = 0
         self._stuck = 0
         self._closed = False
@@ -137,14 +133,25 @@ class ThreadHop:
         except RuntimeError:  # not asyncio: use anyio's portable (slower) path
             return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
         job = _Job(fn, args, contextvars.copy_context())
-        self._queue.put(job)
-        if not self._idle.acquire(blocking=False):
+        lock, done = self._lock, job.done
+        with lock:  # promise the job to an idle worker, else start one (before the put: see below)
+            idle = self._idle
+            if idle:
+                self._idle = idle - 1
+        if not idle:
             self._start_worker()
-        if self.eager_wait and job.done.acquire(timeout=self.eager_wait):
-            return cast(T, job.result())
-        with job.mutex:
-            if job.done.acquire(blocking=False):  # it finished just now
-                return cast(T, job.result())
+        # The put wakes a worker; the loop thread then lets go of the GIL at once (in the wait), so the
+        # worker, once awake, does not have to wait for it.
+        self._queue.put(job)
+        if self.eager_wait and done.acquire(timeout=self.eager_wait):
+            if job.ok:
+                return cast(T, job.value)
+            raise cast(BaseException, job.value)
+        with lock:
+            if done.acquire(blocking=False):  # it finished just now
+                if job.ok:
+                    return cast(T, job.value)
+                raise cast(BaseException, job.value)
             job.loop, job.fut = loop, loop.create_future()
         try:
             return cast(T, await job.fut)
@@ -153,7 +160,7 @@ class ThreadHop:
             raise
 
     def _abandon(self, job: _Job) -> None:
-        with job.mutex, self._lock:
+        with self._lock:
             if job.running and not job.stuck:
                 job.stuck = True
                 self._stuck += 1
@@ -167,37 +174,35 @@ class ThreadHop:
         thread.start()
 
     def _work(self) -> None:
-        get = self._queue.get
+        get, lock = self._queue.get, self._lock
         while True:
             job = get()
             if job is None:
                 return
-            with job.mutex:
-                start = not job.abandoned()  # a job abandoned before it started never runs
-                job.running = start
+            with lock:
+                fut = job.fut
+                start = fut is None or not fut.cancelled()  # a job abandoned before it started never runs
+                if start:
+                    job.running = True
+                    self._busy += 1
             if start:
-                self._run_job(job)
-            self._idle.release()
-            with job.mutex:
-                job.done.release()
+                try:
+                    job.value, job.ok = job.ctx.run(job.fn, *job.args), True
+                except BaseException as exc:  # everything the body raises goes back to the caller
+                    job.value = exc
+            with lock:
+                if start:
+                    self._busy -= 1
+                    job.running = False
+                    if job.stuck:
+                        self._stuck -= 1
+                self._idle += 1
                 fut, loop = job.fut, job.loop
+                job.done.release()
             if fut is not None and loop is not None:
                 with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
                     loop.call_soon_threadsafe(_settle, fut, job)
             del job, fut, loop
-
-    def _run_job(self, job: _Job) -> None:
-        with self._lock:
-            self._busy += 1
-        try:
-            job.value, job.ok = job.ctx.run(job.fn, *job.args), True
-        except BaseException as exc:  # everything the body raises goes back to the caller
-            job.value = exc
-        with job.mutex, self._lock:
-            self._busy -= 1
-            job.running = False
-            if job.stuck:
-                self._stuck -= 1
 
     def close(self) -> None:
         """Ask every worker to exit once the jobs queued before this call are done; refuse new jobs."""
