@@ -11,7 +11,7 @@ import inspect
 import time
 import types
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields as dc_fields
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -178,10 +178,28 @@ class _SignatureTool(BaseTool):
         """Arguments for the underlying callable, injected ones resolved from ``ctx``."""
         return self._schema.bind(values, ctx if ctx is not None else current_context())
 
+    def _keyword_names(self) -> frozenset[str] | None:
+        """The parameter names when every parameter is a plain keyword one (none injected, none positional-only
+        or variadic), else None: then a dict of values whose keys are among them binds as ``fn(**values)``.
+        Worked out once per schema (kept in the instance, like ``is_async``)."""
+        schema = self._schema
+        known: tuple[Any, frozenset[str] | None] | None = self.__dict__.get("_toolrig_keywords")
+        if known is not None and known[0] is schema:
+            return known[1]
+        plain = all(not p.injected and p.kind in _KEYWORD_KINDS for p in schema.params)
+        names = frozenset(p.name for p in schema.params) if plain else None
+        self.__dict__["_toolrig_keywords"] = (schema, names)
+        return names
+
     async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
         ctx = ctx if ctx is not None else current_context()
         fn = self._target()
-        args, kwargs = self._schema.bind(values, ctx)
+        names = self._keyword_names()
+        if names is not None and type(values) is dict and values.keys() <= names:
+            args: Sequence[Any] = ()
+            kwargs: Mapping[str, Any] = values  # what bind gives here; the call unpacks it into its own dict
+        else:
+            args, kwargs = self._schema.bind(values, ctx)
         with use_context(ctx):
             result = fn(*args, **kwargs)
             if inspect.isawaitable(result):
@@ -197,6 +215,8 @@ class _SignatureTool(BaseTool):
         with use_context(ctx):
             return fn(*args, **kwargs)
 
+
+_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 

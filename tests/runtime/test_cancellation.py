@@ -56,6 +56,42 @@ async def test_runtime_cancel_reaches_an_async_tool() -> None:
 
 
 @pytest.mark.anyio
+async def test_runtime_cancel_reaches_every_call_running_under_one_id_and_only_those() -> None:
+    gate = anyio.Event()
+    started: list[str] = []
+
+    @tool(name="waits", description="Wait for the gate.")
+    async def waits(label: str) -> str:
+        started.append(label)
+        await gate.wait()
+        return label
+
+    outcomes: dict[str, ToolOutcome] = {}
+    async with Runtime([waits], audit=False) as rt:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                async def run(call_id: str, label: str) -> None:
+                    outcomes[label] = await rt.call(ToolCall(name="waits", arguments={"label": label}, id=call_id))
+
+                tg.start_soon(run, "twice", "a")
+                tg.start_soon(run, "twice", "b")
+                tg.start_soon(run, "other", "c")
+                while len(started) < 3:
+                    await anyio.sleep(0.001)
+                assert rt.stats()["running"] == 3
+                assert rt.cancel("twice")
+                assert not rt.cancel("never-ran")
+                while rt.stats()["running"] != 1:
+                    await anyio.sleep(0.001)
+                gate.set()
+        assert rt.stats()["running"] == 0
+        assert not rt.cancel("other")  # finished: no longer running
+    assert {k: o.error.kind for k, o in outcomes.items() if o.error} == {"a": ErrorKind.CANCELLED,
+                                                                        "b": ErrorKind.CANCELLED}
+    assert outcomes["c"].ok and outcomes["c"].content == "c"
+
+
+@pytest.mark.anyio
 async def test_cancelling_the_callers_task_reaches_an_async_tool() -> None:
     hanger = Hanger()
     async with Runtime([hanging_tool(hanger)], audit=False) as rt:

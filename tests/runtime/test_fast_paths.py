@@ -193,3 +193,36 @@ async def test_call_many_keeps_order_and_limit_with_workers() -> None:
     with pytest.raises(ValueError):
         await rt.call_many(calls, max_concurrency=-1)
     await rt.aclose()
+
+
+@pytest.mark.anyio
+async def test_invoke_binds_plain_keyword_values_as_the_general_bind_does() -> None:
+    from toolrig import Injected
+
+    seen: list[Any] = []
+
+    @tool
+    async def plain(a: int, b: str = "x", *, c: bool = False) -> str:
+        """Plain keyword parameters."""
+        seen.append((a, b, c))
+        return "ok"
+
+    @tool
+    async def positional(a: int, /, b: int = 2) -> int:
+        """A positional-only parameter."""
+        return a * 10 + b
+
+    @tool
+    async def injected(a: int, who: Injected[str] = "nobody") -> str:
+        """An injected parameter."""
+        return f"{a}:{who}"
+
+    ctx = CallContext(state={"who": "ann"})
+    assert await plain.invoke({"a": 1, "c": True}, ctx) == "ok"
+    assert await plain.invoke({"a": 2, "stray": 9}, ctx) == "ok"  # a key no parameter has is dropped, as bind does
+    values = {"a": 3, "b": "y"}
+    assert await plain.invoke(values, ctx) == "ok" and values == {"a": 3, "b": "y"}
+    assert seen == [(1, "x", True), (2, "x", False), (3, "y", False)]
+    assert await positional.invoke({"a": 4, "b": 5}, ctx) == 45
+    assert await injected.invoke({"a": 5}, ctx) == "5:ann"
+    assert await injected.invoke({"a": 6, "who": "model"}, CallContext()) == "6:nobody"  # never from the model

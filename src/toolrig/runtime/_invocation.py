@@ -73,8 +73,9 @@ class Invocation:
         """A new invocation of ``call`` (the same as the constructor, without its per-field overhead)."""
         if cls is not Invocation:
             return cls(call=call, context=context, services=services)
-        made: Invocation = _PLAN.make({"call": call, "context": context, "services": services,
-                                       "started": time.perf_counter(), "trail": CallTrail()})
+        made: Invocation = object.__new__(Invocation)  # every field set below: what _PLAN.make does, unchecked
+        made.__dict__.update(_START_DEFAULTS, call=call, context=context, services=services,
+                             started=time.perf_counter(), trail=CallTrail())
         return made
 
     def derive(self, **changes: Any) -> Invocation:
@@ -101,3 +102,7 @@ class Invocation:
 
 
 _PLAN = RecordPlan(Invocation, factories={"started": time.perf_counter, "trail": CallTrail})
+_START_DEFAULTS = dict(_PLAN.defaults)
+"""Every field with a plain default (:meth:`Invocation.start` gives the rest)."""
+assert _PLAN.required | _START_DEFAULTS.keys() | _PLAN.factories.keys() == _PLAN.fields
+assert _PLAN.required == {"call", "context", "services"}

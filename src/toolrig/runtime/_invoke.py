@@ -21,7 +21,7 @@ import anyio.lowlevel
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
 from toolrig.runtime._invocation import Invocation
 from toolrig.runtime._translate import error_from_exception
-from toolrig.runtime.executors import RemoteResult
+from toolrig.runtime.executors import InlineExecutor, RemoteResult
 
 __all__ = ["invoke_tool", "outcome_from_exception", "outcome_from_value", "really_cancelled"]
 
@@ -83,8 +83,11 @@ async def invoke_tool(inv: Invocation) -> ToolOutcome:
     meta: dict[str, Any] = {}
     try:
         executor = inv.services.executors.get(spec.isolation.value)
-        raw = await executor.execute(tool, inv.values, inv.context,
-                                     timeout=inv.timeout if inv.timeout is not None else spec.timeout, meta=meta)
+        timeout = inv.timeout if inv.timeout is not None else spec.timeout
+        if timeout is None and type(executor) is InlineExecutor and tool.is_async:
+            raw = await tool.invoke(inv.values, inv.context)  # exactly InlineExecutor.execute's path, one frame less
+        else:
+            raw = await executor.execute(tool, inv.values, inv.context, timeout=timeout, meta=meta)
     except anyio.get_cancelled_exc_class() as exc:
         if await really_cancelled():
             raise

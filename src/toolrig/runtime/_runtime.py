@@ -72,10 +72,14 @@ def _with_policy(stages: Sequence[StageLike], policy: PolicyLike | Stage | Stage
     return tuple(as_stage(s) for s in (approval_on_decisions(out) if default else out))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Running:
-    """A call in progress: its cancel scope, and how to reach its event loop from another thread."""
+    """A call in progress: its id, its cancel scope, and how to reach its event loop from another thread.
 
+    Hashed by identity: :attr:`Runtime._running` holds each running call as a key (one dict insert per call).
+    """
+
+    call_id: str
     scope: anyio.CancelScope
     thread: int
     loop: asyncio.AbstractEventLoop | None
@@ -149,9 +153,8 @@ class Runtime:
         self._view = self._offered if wants_view(self.toolset) else None  # see toolrig.toolsets.routing_view
         self.recorder = recorder
         self._chain: CallNext = self._build()
-        self._running: dict[str, list[_Running]] = {}
+        self._running: dict[_Running, None] = {}  # one key per running call: a dict insert and delete per call
         self._repairs = RepairCounts()
-        self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = None
         self._closed = False
 
@@ -223,7 +226,7 @@ class Runtime:
                 log.exception("stage failure while calling %s", _short_name(call.name))
                 outcome = _internal(call, exc)
             finally:
-                self._unregister(call.id, running)
+                del self._running[running]
                 if view is not None:
                     reset_routing_view(view)
         if outcome is None:
@@ -254,31 +257,23 @@ class Runtime:
         return await refuse_call(call if routed is None else routed.call, error, context, self.stages, self.services)
 
     def _register(self, call_id: str, scope: anyio.CancelScope) -> _Running:
+        """The call as running: a key of :attr:`_running` (a dict insert, atomic without a lock); the caller deletes
+        it when the call ends."""
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
             token = None
         except RuntimeError:  # not asyncio: cancellation from other threads goes through anyio's token
             loop, token = None, anyio.lowlevel.current_token()
-        running = _Running(scope, threading.get_ident(), loop, token)
-        with self._lock:
-            self._running.setdefault(call_id, []).append(running)
+        running = _Running(call_id, scope, threading.get_ident(), loop, token)
+        self._running[running] = None
         return running
-
-    def _unregister(self, call_id: str, running: _Running) -> None:
-        with self._lock:
-            entries = self._running.get(call_id)
-            if entries is not None:
-                entries.remove(running)
-                if not entries:
-                    del self._running[call_id]
 
     def cancel(self, call_id: str) -> bool:
         """Cancel a running call; it ends with error kind ``cancelled``. False if not running.
 
         Safe to call from any thread (e.g. while another thread waits in :meth:`call_sync`).
         """
-        with self._lock:
-            entries = list(self._running.get(call_id, ()))
+        entries = [entry for entry in list(self._running) if entry.call_id == call_id]  # list(): one atomic copy
         for entry in entries:  # every call running under that id (ids are the caller's to choose)
             _cancel(entry)
         return bool(entries)
@@ -326,8 +321,7 @@ class Runtime:
         ``repairs``: how many argument repairs of each kind each tool's calls needed since the runtime was built,
         ``{tool: {kind: count}}`` (kinds: :data:`toolrig.runtime.REPAIR_KINDS`; calls naming no known tool
         count under ``"(unknown)"``)."""
-        with self._lock:
-            running = sum(len(v) for v in self._running.values())
+        running = len(self._running)
         return {"running": running, "executors": self.services.executors.stats(), "repairs": self._repairs.snapshot()}
 
     def _get_loop_thread(self) -> LoopThread:
