@@ -155,13 +155,12 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
                 target.url, headers=dict(target.headers) or None, timeout=http_timeout,
                 sse_read_timeout=SSE_READ_TIMEOUT, auth=auth, httpx_client_factory=_bounded_client(limit, server)))
         elif target.kind == "http":
-            from mcp.client.streamable_http import streamable_http_client
+            from toolrig.mcp.client._streamable import streamable_http
 
             assert target.url is not None
             client = await stack.enter_async_context(_bounded_client(limit, server)(
                 headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth))
-            streams = await stack.enter_async_context(streamable_http_client(
-                target.url, http_client=client, max_sse_event_size=limit))
+            streams = await stack.enter_async_context(streamable_http(target.url, client, server=server))
         else:
             from toolrig.mcp.client._websocket import websocket_client
 
