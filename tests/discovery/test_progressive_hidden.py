@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolrig import BaseTool, Policy, Runtime, ToolCall, ToolOutcome, schema_tool, tool
 from toolrig.discovery import CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOLS, ProgressiveToolset, estimate_tokens
+from toolrig.errors import PolicyConfigError
 from toolrig.toolsets import CombinedToolset, FunctionToolset, Toolset
 
 SECRET_DOC = "Read a secret value from the vault by its key"
@@ -119,6 +121,24 @@ def test_attack_allowed_tools_under_prefixed_names_hides_it() -> None:
     check_hidden(progressive().prefixed("disc"), head="disc_", policy=Policy("permissive", allowed_tools=allowed))
 
 
+def test_allowed_tools_may_name_tools_behind_call_tool_under_ci() -> None:
+    # ALLOWED_TOOLS's unknown names raise under CI: a tool only call_tool reaches is known, as its outer name
+    plain = Policy("permissive", allowed_tools=[SEARCH_TOOLS, CALL_TOOL, "get_weather", "delete_repo"])
+    assert plain.check_tools(progressive(), strict=True) == []
+    prefixed = Policy("permissive", allowed_tools=[f"disc_{CALL_TOOL}", "disc_get_weather", "disc_tool_7"])
+    assert prefixed.check_tools(progressive().prefixed("disc"), strict=True) == []
+    renamed = Policy("permissive", allowed_tools=[CALL_TOOL, "weather"])
+    assert renamed.check_tools(progressive().renamed({"get_weather": "weather"}), strict=True) == []
+
+
+def test_allowed_tools_behind_call_tool_still_checks_unknown_names() -> None:
+    filtered = progressive().filtered(no_secret)  # read_secret is not reachable: naming it is a mistake
+    policy = Policy("permissive", allowed_tools=[CALL_TOOL, "read_secret", "get_wether"])
+    assert policy.check_tools(filtered, strict=False) == ["read_secret", "get_wether"]
+    with pytest.raises(PolicyConfigError, match="get_wether"):
+        policy.check_tools(filtered, strict=True)
+
+
 def test_attack_a_renamed_clash_hides_the_shadowed_tool() -> None:
     # here "read_secret" names the renamed get_weather, so the inner read_secret is unreachable
     outer = progressive().renamed({"delete_repo": "read_secret"})
@@ -177,6 +197,13 @@ def test_attack_a_toolset_that_does_not_forward_routing_shows_nothing() -> None:
 TARGETS = ["read_secret", "delete_repo", "get_weather", "tool_3", "ping"]
 
 
+@pytest.fixture
+def lenient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test below lists names a filter hides on purpose; under CI such unknown names would raise."""
+    monkeypatch.delenv("CI", raising=False)
+
+
+@pytest.mark.usefixtures("lenient")
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hidden=st.sets(st.sampled_from(TARGETS)), wrap=st.sampled_from(["prefixed", "renamed", "combined", "plain"]),
        allow=st.booleans(), target=st.sampled_from(TARGETS))

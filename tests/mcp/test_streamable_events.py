@@ -1,8 +1,8 @@
-"""The SSE parsing of toolrig's streamable-HTTP client transport (``_EventParser``): httpx2's rules, once per event."""
+"""The SSE parsing of toolrig's streamable-HTTP client transport (``EventParser``): httpx2's rules, once per event."""
 
 from __future__ import annotations
 
-from toolrig.mcp.client._streamable import _EventParser
+from toolrig.mcp.client._sse_parse import EventParser
 
 
 def _fields(events: list) -> list[tuple[str, bytes, str, int | None]]:
@@ -10,7 +10,7 @@ def _fields(events: list) -> list[tuple[str, bytes, str, int | None]]:
 
 
 def test_whole_events_with_ids_retry_and_comments() -> None:
-    parser = _EventParser()
+    parser = EventParser()
     body = (b": a comment\n"
             b"id: 1\nretry: 250\ndata: \n\n"  # a priming event: an id, empty data
             b"event: message\ndata: {\"a\":\ndata:1}\n\n"
@@ -23,12 +23,12 @@ def test_whole_events_with_ids_retry_and_comments() -> None:
 
 
 def test_a_line_cut_between_pieces_and_an_unfinished_event() -> None:
-    parser = _EventParser()
+    parser = EventParser()
     assert parser.feed(b"event: note\nda") == []
     assert _fields(parser.feed(b"ta: x\n\nid: 7\ndata: y\n")) == [("note", b"x", "", None)]
     assert parser.feed(b"data: z") == []  # no blank line before the end of the body: never passed on
 
 
 def test_an_id_with_a_nul_is_ignored_and_a_bad_retry_too() -> None:
-    parser = _EventParser()
+    parser = EventParser()
     assert _fields(parser.feed(b"id: a\0b\nretry: soon\ndata: 1\n\n")) == [("message", b"1", "", None)]

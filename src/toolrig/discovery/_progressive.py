@@ -36,6 +36,10 @@ def _nothing(name: str) -> BaseTool | None:
     return None
 
 
+def _unrouted(name: str) -> RoutedCall | None:
+    return None
+
+
 class ProgressiveToolset(WrapperToolset):
     """Wraps a toolset; past a token budget, offers core tools plus three meta-tools instead of all tools.
 
@@ -148,9 +152,27 @@ class ProgressiveToolset(WrapperToolset):
     def visibility(self) -> Callable[[str], BaseTool | None]:
         """:meth:`visible` for many names: the view and the names of ``call_tool`` in it are found once."""
         view = routing_view()
+        if view is None:
+            return _nothing
+        probe = self._prober(view)
+
+        def tool(name: str) -> BaseTool | None:
+            routed = probe(name)
+            return None if routed is None else routed.tool
+
+        return tool
+
+    def routed_names(self, view: Toolset) -> builtins.list[str]:
+        """Names, as ``view`` names them, of the hidden tools ``call_tool`` reaches through ``view``."""
+        probe = self._prober(view)
+        return [routed.call.name for name in self.hidden() if (routed := probe(name)) is not None]
+
+    def _prober(self, view: Toolset) -> Callable[[str], RoutedCall | None]:
+        """Route ``call_tool(name)`` through ``view`` under every name ``view`` offers ``call_tool`` as; the routed
+        call when all of them reach a tool, else None. Fails closed: a view that cannot answer reaches nothing."""
         try:
-            if view is None or not self.active:
-                return _nothing
+            if not self.active:
+                return _unrouted
             marker = self._meta_names[CALL_TOOL].vitals
             token = _PROBING.set(self)  # this toolset lists only its meta-tools meanwhile: they are what is sought
             try:
@@ -158,21 +180,21 @@ class ProgressiveToolset(WrapperToolset):
             finally:
                 _PROBING.reset(token)
         except Exception:  # a view that cannot answer shows nothing
-            return _nothing
+            return _unrouted
         if not callers:
-            return _nothing
+            return _unrouted
 
-        def probe(name: str) -> BaseTool | None:
+        def probe(name: str) -> RoutedCall | None:
             if self.reachable(name) is None:
                 return None
             token = _PROBING.set(self)  # active was checked above: not listed again for each probe
             try:
-                found: BaseTool | None = None
+                found: RoutedCall | None = None
                 for caller in callers:
                     routed = view.route(ToolCall(name=caller, arguments={"name": name, "arguments": {}}))
                     if routed is None or routed.tool is None:
                         return None
-                    found = found or routed.tool
+                    found = found or routed
                 return found
             except Exception:  # a view that cannot answer shows nothing
                 return None

@@ -244,6 +244,7 @@ class Policy:
         if self.allowed_tools is None:
             return []
         known = [t.spec.name for t in toolset.list()]
+        known += [name for part in toolset.walk() for name in part.routed_names(toolset)]  # behind call_tool
         return check_allowed_names(self.allowed_tools, known, self.toolset_resolver(toolset),
                                    ci=in_ci() if strict is None else strict)
 

@@ -79,6 +79,11 @@ class Toolset(ABC):
         """
         return None
 
+    def routed_names(self, view: Toolset) -> builtins.list[str]:
+        """Names, as ``view`` (a toolset built on this one) names them, of the tools that only routing reaches
+        here (none by default); checks such as ``ALLOWED_TOOLS``'s unknown names count them as known."""
+        return []
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "route_call" in cls.__dict__ and "route" not in cls.__dict__:  # written for the older CallRouter

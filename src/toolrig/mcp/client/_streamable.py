@@ -36,7 +36,6 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from types import TracebackType
 from typing import Any
 
 import anyio
@@ -48,6 +47,10 @@ from mcp.shared.message import ClientMessageMetadata, SessionMessage
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+
+from toolrig.mcp.client._redirects import next_within_origin, unfollowed_redirect
+from toolrig.mcp.client._session_streams import Item, ReadStream, WriteStream
+from toolrig.mcp.client._sse_parse import EventParser, SSEEvent
 
 __all__ = ["streamable_http"]
 
@@ -63,21 +66,6 @@ MAX_RECONNECT_ATTEMPTS = 2
 _ACCEPT = "application/json, text/event-stream"
 _SSE_HEADERS = {"accept": "text/event-stream", "cache-control": "no-store"}
 
-Item = SessionMessage | Exception
-
-
-class _Event:
-    """One server-sent event: its type, data, the last event id seen on its stream, and its retry (ms)."""
-
-    __slots__ = ("data", "event", "id", "retry")
-
-    def __init__(self, event: str, data: bytes, id: str, retry: int | None) -> None:
-        self.event = event
-        self.data = data
-        self.id = id
-        self.retry = retry
-
-
 class _Progress:
     """How far a stream was read: the last event id seen and the server's last ``retry`` (ms)."""
 
@@ -86,153 +74,6 @@ class _Progress:
     def __init__(self) -> None:
         self.last_id: str | None = None
         self.retry: int | None = None
-
-
-class _EventParser:
-    """Events out of the bytes of an SSE body (the rules of httpx2's parser, which the SDK's transport uses).
-
-    The bounded transport passes the body on in whole events; a line cut between two pieces is joined anyway.
-    An event without its blank line at the end of the body is dropped, as the SSE format says.
-    """
-
-    __slots__ = ("_data", "_event", "_id", "_partial", "_pending", "_retry")
-
-    def __init__(self) -> None:
-        self._event = ""
-        self._data: list[bytes] = []
-        self._id = ""
-        self._retry: int | None = None
-        self._pending = False
-        self._partial = b""
-
-    def feed(self, chunk: bytes) -> list[_Event]:
-        if self._partial:
-            chunk, self._partial = self._partial + chunk, b""
-        events: list[_Event] = []
-        for line in chunk.splitlines(keepends=True):
-            if line[-1:] not in (b"\n", b"\r"):
-                self._partial = line
-                break
-            event = self._line(line.rstrip(b"\r\n"))
-            if event is not None:
-                events.append(event)
-        return events
-
-    def _line(self, line: bytes) -> _Event | None:
-        if not line:
-            if not self._pending:
-                return None
-            event = _Event(self._event or "message", b"\n".join(self._data), self._id, self._retry)
-            self._event, self._data, self._retry, self._pending = "", [], None, False
-            return event
-        if line[:1] == b":":
-            return None
-        field, _, value = line.partition(b":")
-        if value[:1] == b" ":
-            value = value[1:]
-        if field == b"data":
-            self._data.append(value)
-            self._pending = True
-        elif field == b"event":
-            self._event = value.decode("utf-8", "replace")
-            self._pending = True
-        elif field == b"id":
-            if b"\0" not in value:
-                self._id = value.decode("utf-8", "replace")
-                self._pending = True
-        elif field == b"retry":
-            try:
-                self._retry = int(value)
-                self._pending = True
-            except ValueError:
-                pass
-        return None
-
-
-class _ReadStream:
-    """The session's read stream: messages with the context of the task that passed them on (``last_context``)."""
-
-    __slots__ = ("_inner", "last_context")
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.last_context: contextvars.Context | None = None
-
-    async def receive(self) -> Item:
-        context, item = await self._inner.receive()
-        self.last_context = context
-        return item  # type: ignore[no-any-return]
-
-    def __aiter__(self) -> _ReadStream:
-        return self
-
-    async def __anext__(self) -> Item:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _ReadStream:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
-
-
-class _WriteStream:
-    """The session's write stream: ``send`` POSTs the message (see the module docstring)."""
-
-    __slots__ = ("_transport",)
-
-    def __init__(self, transport: _Transport) -> None:
-        self._transport = transport
-
-    async def send(self, item: SessionMessage, /) -> None:
-        await self._transport.send(item)
-
-    async def aclose(self) -> None:
-        self._transport.close()
-
-    async def __aenter__(self) -> _WriteStream:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
-
-
-def _within_origin(url: httpx2.URL, location: httpx2.URL) -> bool:
-    if (url.scheme, url.host, url.port) == (location.scheme, location.host, location.port):
-        return True
-    return (url.host == location.host and url.scheme == "http" and url.port is None
-            and location.scheme == "https" and location.port is None)
-
-
-def _next_within_origin(response: httpx2.Response) -> httpx2.Request | None:
-    """The request a redirect leads to, when it is followed: same method, same origin, no userinfo of its own."""
-    following = response.next_request
-    if following is None:
-        return None
-    sent = response.request
-    if (following.method != sent.method or (following.url.userinfo and following.url.userinfo != sent.url.userinfo)
-            or not _within_origin(sent.url, following.url)):
-        return None
-    return following
-
-
-def _unfollowed_redirect(response: httpx2.Response) -> str | None:
-    """Why a redirect response was not followed (None: not a redirect)."""
-    if response.next_request is None:
-        return None
-    location = response.next_request.url.copy_with(userinfo=b"", query=None, fragment=None)
-    if response.request.url.scheme == "https" and location.scheme == "http":
-        return (f"Redirect to {location} not followed: it would downgrade this HTTPS endpoint to plain HTTP; try "
-                f"{location.copy_with(scheme='https')} instead, or fix the proxy settings")
-    return f"Redirect to {location} not followed; use that URL as the endpoint if it is the intended server"
 
 
 def _error(request_id: Any, message: str, code: int) -> SessionMessage:
@@ -251,7 +92,7 @@ class _Transport:
         """The negotiated ``MCP-Protocol-Version``: from the session's stamp on each message, cleared at
         ``initialize`` (the handshake goes without it)."""
         self._send, receive = anyio.create_memory_object_stream[tuple[contextvars.Context, Item]](0)
-        self.read = _ReadStream(receive)
+        self.read = ReadStream(receive)
         self._broken = False
 
     # -- the write side -----------------------------------------------------------------------------
@@ -305,7 +146,7 @@ class _Transport:
         followed = 0
         while True:
             response = await self.client.send(request, stream=True, follow_redirects=False)
-            following = _next_within_origin(response)
+            following = next_within_origin(response)
             if following is None or followed == self.client.max_redirects:
                 return response
             try:
@@ -332,7 +173,7 @@ class _Transport:
             headers.update(metadata.headers)
         response = await self._open("POST", headers, _body(message))
         try:
-            if (redirect := _unfollowed_redirect(response)) is not None:
+            if (redirect := unfollowed_redirect(response)) is not None:
                 log.warning("MCP server %s: %s", self.server, redirect)
         finally:
             await response.aclose()
@@ -346,7 +187,7 @@ class _Transport:
             status = response.status_code
             if status == 202:  # an answer to a request comes on its POST: 202 says none will
                 await self._fail(message.id, "server answered a request with 202 Accepted", mcp_types.INVALID_REQUEST)
-            elif (redirect := _unfollowed_redirect(response)) is not None:
+            elif (redirect := unfollowed_redirect(response)) is not None:
                 log.warning("MCP server %s: %s", self.server, redirect)
                 await self._fail(message.id, redirect, mcp_types.INVALID_REQUEST)
             elif status >= 400:
@@ -398,7 +239,7 @@ class _Transport:
                       progress: _Progress) -> bool:
         """Pass a stream's messages on; True once the answer to ``request_id`` came (``progress``: ids, retry)."""
         on_token = metadata.on_resumption_token_update if metadata is not None else None
-        parser = _EventParser()
+        parser = EventParser()
         async for chunk in response.aiter_raw():
             for event in parser.feed(chunk):
                 if event.id:
@@ -409,7 +250,7 @@ class _Transport:
                     return True
         return False
 
-    async def _event(self, event: _Event, request_id: Any, on_token: Any) -> bool:
+    async def _event(self, event: SSEEvent, request_id: Any, on_token: Any) -> bool:
         """Pass one event's message on; True when it answers (a response or error: the stream's last message)."""
         if event.event != "message":
             log.warning("MCP server %s sent an SSE event of type %r: ignored", self.server, event.event)
@@ -493,7 +334,7 @@ class _Transport:
         headers = {**self._headers(), **_SSE_HEADERS, LAST_EVENT_ID: metadata.resumption_token}
         response = await self._open("GET", headers)
         try:
-            if (redirect := _unfollowed_redirect(response)) is not None:
+            if (redirect := unfollowed_redirect(response)) is not None:
                 log.warning("MCP server %s: %s", self.server, redirect)
                 await self._fail(message.id, redirect, mcp_types.INVALID_REQUEST)
                 return
@@ -518,7 +359,7 @@ class _Transport:
                     headers[LAST_EVENT_ID] = progress.last_id
                 response = await self._open("GET", headers)
                 try:
-                    if (redirect := _unfollowed_redirect(response)) is not None:
+                    if (redirect := unfollowed_redirect(response)) is not None:
                         log.warning("MCP server %s: GET stream not opened: %s", self.server, redirect)
                         return
                     response.raise_for_status()
@@ -558,7 +399,7 @@ def _body(message: Any) -> bytes:
 
 @asynccontextmanager
 async def streamable_http(url: str, client: httpx2.AsyncClient, *, server: str,
-                          terminate_on_close: bool = True) -> AsyncIterator[tuple[_ReadStream, _WriteStream]]:
+                          terminate_on_close: bool = True) -> AsyncIterator[tuple[ReadStream, WriteStream]]:
     """The (read, write) streams of a streamable-HTTP session with ``url`` over ``client`` (see the module docstring).
 
     ``client`` is the caller's (its headers, auth, timeouts, and the :class:`BoundedTransport` that bounds every
@@ -567,7 +408,7 @@ async def streamable_http(url: str, client: httpx2.AsyncClient, *, server: str,
     async with anyio.create_task_group() as tg:
         transport = _Transport(url, client, tg, server)
         try:
-            yield transport.read, _WriteStream(transport)
+            yield transport.read, WriteStream(transport)
         finally:
             if transport.session_id and terminate_on_close:
                 await transport.terminate()
