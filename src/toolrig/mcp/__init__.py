@@ -103,7 +103,7 @@ if TYPE_CHECKING:
         serve_async,
         served_stages,
     )
-    from toolrig.mcp.shared import ContentCalls, Prompts, PromptSource, Resources, ResourceSource
+    from toolrig.mcp.shared import CompletionCalls, ContentCalls, Prompts, PromptSource, Resources, ResourceSource
 
 # Served lazily, so that a client (`MCPToolset`) does not import the server, gateway and policy machinery.
 _LAZY = {
@@ -111,6 +111,7 @@ _LAZY = {
     "Blocked": "toolrig.mcp.gateway",
     "CallerCacheStage": "toolrig.mcp.server",
     "ClientApprover": "toolrig.mcp.server",
+    "CompletionCalls": "toolrig.mcp.shared._content",
     "ContentCalls": "toolrig.mcp.shared._content",
     "Gateway": "toolrig.mcp.gateway",
     "GatewayConfig": "toolrig.mcp.gateway",
@@ -179,6 +180,7 @@ __all__ = [
     "ChangeListener",
     "ClientApprover",
     "ClientPeer",
+    "CompletionCalls",
     "ContentCalls",
     "ElicitationHandler",
     "ForwardGate",

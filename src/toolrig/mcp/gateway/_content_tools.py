@@ -11,6 +11,13 @@ the client, as MCP means it to.
 
 A content tool reads only what the gateway's review admitted (a listed resource, a URI matching one of the
 server's own templates, a listed prompt), whoever calls it.
+
+A ``completion/complete`` request is a call of the same content tool with a ``complete`` argument
+(``{"argument": name, "value": partial value, "context": {...}}``): ``docs__prompts-get`` with the prompt's
+``name``, or ``docs__resources-read`` with the template as its ``uri`` (the server's own template, which must be
+one the review admitted). So it is judged exactly as a get of that prompt or a read through that template is —
+policy, ``ALLOWED_TOOLS``, approval, limits — and leaves its own audit row; the answer is one text part per value
+(given to the client as they came: they are suggestions for the client's fields, not model input).
 """
 
 from __future__ import annotations
@@ -44,10 +51,18 @@ from toolrig.mcp.shared import ContentBlock, ResourceContents, part_to_mcp, resu
 from toolrig.policy import content_tool
 from toolrig.toolsets import Toolset
 
-__all__ = ["ContentToolset", "PromptGetter", "ResourceReader", "outcome_error", "prompt_answer", "read_answer"]
+__all__ = ["ContentToolset", "PromptGetter", "ResourceReader", "complete_answer", "outcome_error", "prompt_answer",
+           "read_answer"]
 
 Admits = Callable[[str], bool]
 """Is this (the server's own URI, or prompt name) admitted now?"""
+
+
+_COMPLETE = {"type": "object", "properties": {
+    "argument": {"type": "string", "maxLength": 1024}, "value": {"type": "string", "maxLength": 8192},
+    "context": {"type": "object", "additionalProperties": {"type": "string"}}},
+    "required": ["argument", "value"], "additionalProperties": False}
+_MAX_VALUES = 100  # what MCP allows in one completion
 
 
 def _options(kind: str, server: MCPToolset, namespace: str, what: str) -> dict[str, Any]:
@@ -63,9 +78,10 @@ class _ContentTool(SchemaTool):
 
     def __init__(self, kind: str, server: MCPToolset, namespace: str, admits: Admits, *, schema: dict[str, Any],
                  what: str) -> None:
+        required = ["server", *(k for k in schema if k != "arguments")]  # a completion has no prompt arguments
         super().__init__(name=content_tool(kind, namespace), handler=None, input_schema={
-            "type": "object", "properties": {"server": {"const": namespace}, **schema},
-            "required": ["server", *schema], "additionalProperties": False}, **_options(kind, server, namespace, what))
+            "type": "object", "properties": {"server": {"const": namespace}, **schema, "complete": _COMPLETE},
+            "required": required, "additionalProperties": False}, **_options(kind, server, namespace, what))
         self.server = server.name
         self.namespace = namespace
         self._upstream = server
@@ -83,6 +99,17 @@ class _ContentTool(SchemaTool):
         except MCPError as exc:  # the server's own refusal: a failure the caller can read, not a crash
             raise ToolFailure(f"server {self.server!r}: {exc.error.message}") from exc
 
+    async def _complete(self, ref: Any, complete: Mapping[str, Any]) -> ToolResult:
+        context = {str(k): str(v) for k, v in dict(complete.get("context") or {}).items()}
+        argument = {"name": str(complete["argument"]), "value": str(complete["value"])}
+        result: mcp_types.CompleteResult = await self._request(
+            lambda c: c.complete(ref=ref, argument=argument, context_arguments=context or None))
+        completion = result.completion
+        values = completion.values[:_MAX_VALUES]
+        more = bool(completion.has_more) or len(completion.values) > len(values)
+        return ToolResult(parts=tuple(TextPart(str(v)) for v in values),
+                          meta={"completion": {"total": completion.total, "hasMore": more}})
+
     def invoke_sync(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> Any:
         raise RuntimeError(f"{self.name} reads from an MCP server: call it from the event loop of its toolset")
 
@@ -99,15 +126,24 @@ class ResourceReader(_ContentTool):
         namespace: its namespace.
         admits: is this URI (the server's own) admitted: listed, or matching one of its admitted templates?
         served: the URI a client sees for one of the server's URIs.
+        templates: is this one of the server's own templates, admitted (what a completion may name)?
     """
 
-    def __init__(self, server: MCPToolset, namespace: str, admits: Admits, served: Callable[[str], str]) -> None:
+    def __init__(self, server: MCPToolset, namespace: str, admits: Admits, served: Callable[[str], str],
+                 templates: Admits) -> None:
         super().__init__("resource", server, namespace, admits, schema={"uri": {"type": "string", "maxLength": 8192}},
                          what="Read a resource")
         self._served = served
+        self._templates = templates
 
     async def invoke(self, values: Mapping[str, Any], ctx: CallContext | None = None) -> ToolResult:
         uri = str(values["uri"])
+        if "complete" in values:
+            if not self._templates(uri):
+                raise ToolFailure(f"server {self.server!r} offers no resource template {uri!r} (not listed, or not "
+                                  "reviewed)")
+            ref = mcp_types.ResourceTemplateReference(type="ref/resource", uri=uri)
+            return await self._complete(ref, values["complete"])
         if not self._admits(uri):
             raise ToolFailure(f"server {self.server!r} offers no resource {uri!r} (not listed, or not reviewed)")
         result = await self._request(lambda c: c.read_resource(uri))
@@ -133,6 +169,8 @@ class PromptGetter(_ContentTool):
         name = str(values["name"])
         if not self._admits(name):
             raise ToolFailure(f"server {self.server!r} offers no prompt {name!r} (not listed, or not reviewed)")
+        if "complete" in values:
+            return await self._complete(mcp_types.PromptReference(type="ref/prompt", name=name), values["complete"])
         arguments = {str(k): str(v) for k, v in dict(values.get("arguments") or {}).items()}
         result: mcp_types.GetPromptResult = await self._request(lambda c: c.get_prompt(name, arguments))
         parts = result_from_mcp(mcp_types.CallToolResult(content=[m.content for m in result.messages])).parts
@@ -237,3 +275,22 @@ def prompt_answer(description: str | None, outcome: ToolOutcome) -> mcp_types.Ge
             block = part_to_mcp(part)
         messages.append(mcp_types.PromptMessage(role="assistant" if role == "assistant" else "user", content=block))
     return mcp_types.GetPromptResult(description=description, messages=messages)
+
+
+def complete_answer(outcome: ToolOutcome) -> mcp_types.Completion:
+    """The ``completion/complete`` answer of a completion's outcome: its values as the server gave them (at most
+    100). A result the pipeline cut is refused rather than passed on cut.
+
+    Raises:
+        MCPError: the completion failed (denied, not approved, not found, the server's error, cut, ...).
+    """
+    result = outcome.result
+    if outcome.error is not None or result is None or result.is_error:
+        raise outcome_error(outcome)
+    info = result.meta.get("completion")
+    if outcome.truncated or not isinstance(info, dict) or not all(isinstance(p, TextPart) for p in result.parts):
+        raise MCPError(code=mcp_types.INTERNAL_ERROR, message="the completion was too large to pass on")
+    values = [p.text for p in result.parts if isinstance(p, TextPart)]
+    total = info.get("total")
+    return mcp_types.Completion(values=values, total=total if isinstance(total, int) else None,
+                                has_more=bool(info.get("hasMore")))

@@ -20,9 +20,10 @@ Everything is kept apart per server and reviewed before a client sees it:
   approval, limits, fencing and audit apply. Resources and prompts that ``ALLOWED_TOOLS`` leaves out are not
   listed.
 
-Completion requests follow the prompt or template they name: admitted ones that ``ALLOWED_TOOLS`` lists (the
-rest are "not found" and never reach the upstream). A server that is down
-contributes nothing to the lists.
+Completion requests follow the prompt or template they name: one the review admitted is completed by a call of the
+server's content tool with a ``complete`` argument, through the pipeline like a get or a read (policy,
+``ALLOWED_TOOLS``, approval, audit: :mod:`toolrig.mcp.gateway._content_tools`); any other is "not found" and never
+reaches the upstream. A server that is down contributes nothing to the lists.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ from mcp import MCPError, UriTemplate
 from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import MCPUnavailableError
 from toolrig.mcp.client import MCPServers, MCPToolset
-from toolrig.mcp.gateway._content_tools import ContentToolset, PromptGetter, ResourceReader, prompt_answer, read_answer
+from toolrig.mcp.gateway._content_tools import (
+    ContentToolset,
+    PromptGetter,
+    ResourceReader,
+    complete_answer,
+    prompt_answer,
+    read_answer,
+)
 from toolrig.mcp.gateway._pins import PinKind
 from toolrig.mcp.gateway._review import Blocked, Offer, Review
 from toolrig.mcp.shared import SEP, ResourceContents, forged_prefix, local_name, namespace_of, served_uri, split_served
@@ -135,7 +143,8 @@ class UpstreamContent:
         for server in (servers.servers.values() if servers is not None else ()):
             up = _Upstream(server, namespace_of(server.name, server.prefix), server.prefix is not None)
             self._ups[server.name] = up
-            self.tools.add(ResourceReader(server, up.namespace, self._admits_uri(up.name), up.served))
+            self.tools.add(ResourceReader(server, up.namespace, self._admits_uri(up.name), up.served,
+                                          self._admits_template(up.name)))
             self.tools.add(PromptGetter(server, up.namespace, self._admits_prompt(up.name)))
         self._by_namespace = {up.namespace: up for up in self._ups.values() if up.namespaced}
         self._templates: dict[str, UriTemplate | None] = {}
@@ -213,6 +222,11 @@ class UpstreamContent:
                 return True
             return any(o.server == server and (t := self._template(o.remote)) is not None and t.match(uri) is not None
                        for o in self.review.admitted("template").values())
+        return admits
+
+    def _admits_template(self, server: str) -> Callable[[str], bool]:
+        def admits(template: str) -> bool:
+            return any(o.server == server and o.remote == template for o in self.review.admitted("template").values())
         return admits
 
     def _admits_prompt(self, server: str) -> Callable[[str], bool]:
@@ -324,24 +338,33 @@ class UpstreamContent:
 
     async def complete(self, ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference, argument: str,
                        value: str, context: Mapping[str, str]) -> mcp_types.Completion:
-        """Completions for an argument of an admitted prompt or template that ``ALLOWED_TOOLS`` leaves in (as listed);
-        any other is "not found", and the upstream is not asked."""
-        upstream_ref: Any
+        """Completions for an argument of an admitted prompt or template, through the pipeline (see
+        :meth:`complete_call`)."""
+        return self.complete_answer(await self._run(await self.complete_call(ref, argument, value, context)))
+
+    # -- CompletionCalls -----------------------------------------------------------------------------
+    async def complete_call(self, ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+                            argument: str, value: str, context: Mapping[str, str]) -> ToolCall:
+        """The content-tool call that completes ``argument`` of a prompt (a get's tool, with its ``name``) or a
+        template (a read's tool, with the template as ``uri``), as served. Raises ``MCPError`` for one the review
+        has not admitted (the upstream is never asked about it)."""
+        complete: dict[str, Any] = {"argument": argument, "value": value}
+        if context:
+            complete["context"] = dict(context)
         if isinstance(ref, mcp_types.PromptReference):
             up, offer = await self._prompt(ref.name)
-            if not self._listed("prompt", up, offer):
-                raise _unknown(f"prompt {ref.name!r}")
-            upstream_ref = mcp_types.PromptReference(type="ref/prompt", name=offer.remote)
-        else:
+            return ToolCall(name=content_tool("prompt", up.namespace), id=f"mcp_{secrets.token_hex(12)}",
+                            arguments={"server": up.namespace, "name": offer.remote, "complete": complete})
+        template = self.review.admitted("template").get(ref.uri)
+        if template is None:
+            await self.refresh("template")
             template = self.review.admitted("template").get(ref.uri)
-            if template is None:
-                await self.refresh("template")
-                template = self.review.admitted("template").get(ref.uri)
-            if template is None or template.server not in self._ups or not self._listed(
-                    "template", self._ups[template.server], template):
-                raise _unknown(f"resource template {ref.uri!r}")
-            up = self._ups[template.server]
-            upstream_ref = mcp_types.ResourceTemplateReference(type="ref/resource", uri=template.remote)
-        result = await up.server.connection.request(lambda c: c.complete(
-            ref=upstream_ref, argument={"name": argument, "value": value}, context_arguments=dict(context) or None))
-        return result.completion  # type: ignore[no-any-return]
+        if template is None or template.server not in self._ups:
+            raise _unknown(f"resource template {ref.uri!r}")
+        up = self._ups[template.server]
+        return ToolCall(name=content_tool("resource", up.namespace), id=f"mcp_{secrets.token_hex(12)}",
+                        arguments={"server": up.namespace, "uri": template.remote, "complete": complete})
+
+    def complete_answer(self, outcome: ToolOutcome) -> mcp_types.Completion:
+        """The completion a client receives for the call's outcome (raises ``MCPError`` for a failed one)."""
+        return complete_answer(outcome)

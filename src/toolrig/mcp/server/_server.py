@@ -27,7 +27,15 @@ from mcp.server.session import ServerSession
 from toolrig import CallContext, Runtime, ToolCall, ToolOutcome
 from toolrig.mcp.server._drain import CallTracker
 from toolrig.mcp.server._results import ToolWires, outcome_to_wire
-from toolrig.mcp.shared import LOG_LEVELS, PEER_KEY, ClientPeer, ContentCalls, PromptSource, ResourceSource
+from toolrig.mcp.shared import (
+    LOG_LEVELS,
+    PEER_KEY,
+    ClientPeer,
+    CompletionCalls,
+    ContentCalls,
+    PromptSource,
+    ResourceSource,
+)
 
 __all__ = ["CallerIdentity", "ToolServer", "caller_identity"]
 
@@ -219,5 +227,9 @@ class ToolServer:
                         ) -> mcp_types.CompleteResult:
         assert self.prompts is not None
         context: Mapping[str, str] = dict(params.context.arguments or {}) if params.context is not None else {}
+        if isinstance(self.prompts, CompletionCalls):  # a completion is a call the runtime runs, as the caller
+            call = await self.prompts.complete_call(params.ref, params.argument.name, params.argument.value, context)
+            outcome = await self.runtime.call(call, self.context_for(ctx, self._identity(ctx)))
+            return mcp_types.CompleteResult(completion=self.prompts.complete_answer(outcome))
         completion = await self.prompts.complete(params.ref, params.argument.name, params.argument.value, context)
         return mcp_types.CompleteResult(completion=completion)

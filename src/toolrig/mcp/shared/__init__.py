@@ -7,7 +7,15 @@ Other parts of :mod:`toolrig.mcp` import these names from here, never the privat
 from __future__ import annotations
 
 from toolrig.mcp.shared._callbacks import ElicitationHandler, LogHandler, SamplingHandler
-from toolrig.mcp.shared._content import ContentCalls, Prompts, PromptSource, ResourceContents, Resources, ResourceSource
+from toolrig.mcp.shared._content import (
+    CompletionCalls,
+    ContentCalls,
+    Prompts,
+    PromptSource,
+    ResourceContents,
+    Resources,
+    ResourceSource,
+)
 from toolrig.mcp.shared._convert import (
     ContentBlock,
     part_to_mcp,
@@ -58,6 +66,7 @@ __all__ = [
     "WRAP_MARKER",
     "Awaiting",
     "ClientPeer",
+    "CompletionCalls",
     "ContentBlock",
     "ContentCalls",
     "ElicitationHandler",

@@ -27,7 +27,8 @@ from mcp import MCPError, UriTemplate
 
 from toolrig import ToolCall, ToolOutcome
 
-__all__ = ["ContentCalls", "PromptSource", "Prompts", "ResourceContents", "ResourceSource", "Resources"]
+__all__ = ["CompletionCalls", "ContentCalls", "PromptSource", "Prompts", "ResourceContents", "ResourceSource",
+           "Resources"]
 
 ResourceContents = mcp_types.TextResourceContents | mcp_types.BlobResourceContents
 Reader = Callable[[Mapping[str, Any]], str | bytes | Awaitable[str | bytes]]
@@ -90,6 +91,21 @@ class ContentCalls(Protocol):
 
     def prompt_answer(self, name: str, outcome: ToolOutcome) -> mcp_types.GetPromptResult:
         """The prompt for the call's outcome; raise ``mcp.MCPError`` when it failed."""
+        ...
+
+
+@runtime_checkable
+class CompletionCalls(Protocol):
+    """A source whose ``completion/complete`` requests are tool calls for the server's Runtime (judged and audited
+    like any call)."""
+
+    async def complete_call(self, ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+                            argument: str, value: str, context: Mapping[str, str]) -> ToolCall:
+        """The call that completes ``argument``; raise ``mcp.MCPError`` for an unknown prompt or template."""
+        ...
+
+    def complete_answer(self, outcome: ToolOutcome) -> mcp_types.Completion:
+        """The completion for the call's outcome; raise ``mcp.MCPError`` when it failed."""
         ...
 
 
