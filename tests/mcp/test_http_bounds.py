@@ -255,3 +255,37 @@ def test_sent_messages_are_told_apart_without_a_second_validation() -> None:
         assert _sent_message(post(other)) is None, other
     assert _sent_message(httpx2.Request("POST", "http://upstream/mcp", content=b"{not json")) is None
     assert _sent_message(httpx2.Request("GET", "http://upstream/mcp")) is None
+
+
+async def test_a_request_cancelled_before_its_answer_began_is_no_longer_awaited() -> None:
+    arrived, never = anyio.Event(), anyio.Event()
+
+    async def handler(req: httpx2.Request) -> httpx2.Response:
+        arrived.set()
+        await never.wait()  # the server never answers
+        return httpx2.Response(200)
+
+    bounded = BoundedTransport(httpx2.MockTransport(handler), limit=LIMIT, server="up")
+    async with httpx2.AsyncClient(transport=bounded) as http, anyio.create_task_group() as tg:
+        async def post() -> None:
+            await http.post(URL, json=request(41))
+
+        tg.start_soon(post)
+        with anyio.fail_after(30):
+            await arrived.wait()
+        assert 41 in bounded.awaiting
+        tg.cancel_scope.cancel()  # a 2026 session sends no notifications/cancelled: this is the only signal
+    assert 41 not in bounded.awaiting and len(bounded.awaiting) == 0
+
+
+async def test_a_notification_s_empty_answer_is_read_to_its_end_so_its_connection_can_serve_again() -> None:
+    bodies: list[Body] = []
+
+    def handler(req: httpx2.Request) -> httpx2.Response:
+        bodies.append(Body([b""]))
+        return httpx2.Response(202, content=bodies[-1])
+
+    async with client(handler) as http, http.stream("POST", URL, json={
+            "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}) as response:
+        assert response.status_code == 202  # closed unread, as the client does with a 202
+    assert bodies[0].pulled == 1  # read to its end on close: the keep-alive connection is not cut

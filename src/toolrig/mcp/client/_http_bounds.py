@@ -18,9 +18,12 @@ and reads every response body itself, in pieces, holding at most ``limit`` bytes
 * while a body is read for a request, reading stops when the client cancels that request (its deadline
   passed): the cancellation is a ``notifications/cancelled`` POST through this same transport;
 * a POST's SSE stream is read to its end (briefly: ``DRAIN_SECONDS``) before the event answering its request is
-  passed on, and so is a body the SDK closes early: the SDK stops at the answer it waits for, and closing a
-  response before its end closes its TCP connection. Read to the end, the keep-alive connection serves the next
-  request (one connection, not one per call);
+  passed on, and so is a body the SDK closes early, or one nobody reads (the ``202`` answering a notification):
+  the SDK stops at the answer it waits for, and closing a response before its end closes its TCP connection.
+  Read to the end, the keep-alive connection serves the next request (one connection, not one per call);
+* a call cancelled while its answer is read (its deadline passed, its caller went away) is not drained: its
+  connection is closed and its pool slot freed, the request is no longer awaited — also when it was cancelled
+  before its answer began — and the body's iterators are closed when it is, not left to the garbage collector;
 * requests ask for ``Accept-Encoding: identity`` and a compressed body is refused unread, so a cap on the
   bytes read is a cap on the message (no decompression bomb).
 """
@@ -109,11 +112,18 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             self.awaiting.sent(sent)
             self._stop_cancelled(sent)
         request.headers["accept-encoding"] = "identity"
-        response = await self.inner.handle_async_request(request)
         request_id = sent.id if isinstance(sent, mcp_types.JSONRPCRequest) else None
+        try:
+            response = await self.inner.handle_async_request(request)
+        except BaseException:  # no answer will be read from this POST (cancelled or failed before its headers)
+            if request_id is not None:
+                self.awaiting.done(request_id)
+            raise
         if response.status_code == 202:  # accepted: the answer comes on another stream (the SSE transport's)
             request_id = None
-        return self._bounded(request, response, request_id)
+        body = self._bounded(request, response, request_id)
+        return httpx2.Response(response.status_code, headers=body.headers, stream=body, request=request,
+                               extensions=response.extensions)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -124,7 +134,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 scope.cancel()
 
     def _bounded(self, request: httpx2.Request, response: httpx2.Response, request_id: RequestId | None
-                 ) -> httpx2.Response:
+                 ) -> _Body:
         headers = [(k, v) for k, v in response.headers.raw if k.lower() not in (b"content-length", b"content-encoding")]
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
@@ -139,8 +149,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         else:
             declared = response.headers.get("content-length", "")
             body = _JsonBody(self, response.stream, request_id, int(declared) if declared.isdigit() else None)
-        return httpx2.Response(response.status_code, headers=headers, stream=body, request=request,
-                               extensions=response.extensions)
+        body.headers = headers
+        body.reuse = request.method == "POST"
+        return body
 
     # -- used by the bodies --------------------------------------------------------------------------
     async def read(self, chunks: AsyncIterator[bytes], request_id: RequestId | None) -> bytes | None:
@@ -180,15 +191,26 @@ class _Body(httpx2.AsyncByteStream):
         self.request_id = request_id
         self.chunks: AsyncIterator[bytes] = aiter(inner)
         self.drained = False
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.reuse = False
+        """A POST's body: read to its end on close when it is one nobody reads (a notification's 202)."""
 
     async def aclose(self) -> None:
+        """Close the body: what is left of a POST's answer still awaited, or of a body nobody reads (a notification's
+        ``202``), is drained first (:meth:`_drain`); a cancelled request's is not: its connection is closed."""
         try:
-            if self.request_id is not None and self.request_id in self.owner.awaiting and not self.drained:
+            awaited = self.request_id in self.owner.awaiting if self.request_id is not None else self.reuse
+            if awaited and not self.drained:
                 await self._drain()
         finally:
             if self.request_id is not None:
                 self.owner.awaiting.done(self.request_id)
-            await self.inner.aclose()
+            try:
+                closing = getattr(self.chunks, "aclose", None)  # the inner stream's iterator, closed here, not
+                if closing is not None:  # left to the garbage collector (a task per body)
+                    await closing()
+            finally:
+                await self.inner.aclose()
 
     async def _drain(self) -> None:
         """Read what is left of a POST's answer, briefly, so that its keep-alive connection can be used again.

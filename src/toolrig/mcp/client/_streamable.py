@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import aclosing, asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -240,14 +240,15 @@ class _Transport:
         """Pass a stream's messages on; True once the answer to ``request_id`` came (``progress``: ids, retry)."""
         on_token = metadata.on_resumption_token_update if metadata is not None else None
         parser = EventParser()
-        async for chunk in response.aiter_raw():
-            for event in parser.feed(chunk):
-                if event.id:
-                    progress.last_id = event.id
-                if event.retry is not None:
-                    progress.retry = event.retry
-                if await self._event(event, request_id, on_token):
-                    return True
+        async with aclosing(response.aiter_raw()) as chunks:  # closed here when the answer came (or on cancel), not
+            async for chunk in chunks:  # left to the garbage collector (a task per call)
+                for event in parser.feed(chunk):
+                    if event.id:
+                        progress.last_id = event.id
+                    if event.retry is not None:
+                        progress.retry = event.retry
+                    if await self._event(event, request_id, on_token):
+                        return True
         return False
 
     async def _event(self, event: SSEEvent, request_id: Any, on_token: Any) -> bool:
