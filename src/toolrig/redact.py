@@ -258,26 +258,38 @@ def _redact_whole(value: Any, depth: int = 0) -> Any:
     return "[REDACTED]"
 
 
-_SHORT = 24
-"""Below this length Python's ``re`` is quicker than RE2's per-call overhead."""
+_LONG = 4096
+"""From this length on the gate asks RE2 instead of walking the Aho-Corasick automaton (see below)."""
 
 
 def _literal_search(literals: list[str]) -> Callable[[str], bool]:
     """``text -> bool``: does any of ``literals`` (lower case) occur in the (lower-cased) text.
 
-    Long texts: one linear RE2 scan (a literal alternation in Python's ``re`` tries every literal at
-    every position, ~0.1 µs per character: 10x slower on a typical tool result). Short texts (names,
-    ids): Python's ``re``, whose fixed cost is lower.
+    Both ways are linear in the text whatever the literals. Below :data:`_LONG` characters (names,
+    arguments, typical tool results): an Aho-Corasick automaton (pyahocorasick), which keeps the GIL.
+    RE2 is ~5x quicker per character but its binding releases the GIL around every search, and on
+    the event loop each release wakes a thread waiting for the GIL (the audit writer) on the other
+    core: ~25 µs of the loop's time per release (bench/README.md, "audit2" and "redact"). From
+    :data:`_LONG` on, RE2's speed outweighs one release.
     """
     if not literals:
         return lambda text: False
+    if "" in literals:
+        return lambda text: True
+    import ahocorasick
     import re2
 
+    automaton = ahocorasick.Automaton()
+    for literal in literals:
+        automaton.add_word(literal, literal)
+    automaton.make_automaton()
+    walk = automaton.iter
     long = re2.compile("|".join(re2.escape(h) for h in literals)).search
-    short = re.compile("|".join(re.escape(h) for h in literals)).search
 
     def found(text: str) -> bool:
-        return (short(text) if len(text) < _SHORT else long(text)) is not None
+        if len(text) < _LONG:
+            return next(walk(text), None) is not None
+        return long(text) is not None
 
     return found
 
