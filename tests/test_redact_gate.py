@@ -72,6 +72,10 @@ def test_long_near_misses_and_edge_cases() -> None:
         assert gate(text) is False
         assert gate(text[:-5] + "token") is True
         assert gate("key" + text) is True
+    for text in ("x" * redact._LONG + "\ud800key", "\udcff" * 30 + "key", "\ud800" * (2 * redact._LONG)):
+        assert gate(text) is reference(DEFAULT_HINTS, text)  # RE2 cannot encode a lone surrogate
+        assert Redactor().text(text) == text
+    assert Redactor().text("\ud800 password=hunter22 " * 300).count("hunter22") == 0
     assert _literal_search([])("anything") is False
     assert _literal_search(["", "x"])("") is True  # an empty hint occurs everywhere
     assert _literal_search(["ab"])("") is False
@@ -85,3 +89,61 @@ def test_a_redactor_with_many_custom_hints_still_gates() -> None:
     assert red.text("plain text " * 500) == "plain text " * 500
     assert red.text("x zz123456 y") == "x [REDACTED:r123] y"
     assert not red.may_redact("plain")
+
+
+# What a case-insensitive Python regex equates with an ASCII letter (found by trying every code point).
+TWINS = {"s": ["s", "S", "ſ"], "i": ["i", "I", "İ", "ı"], "k": ["k", "K", "K"]}
+SECRET_TEXTS = ["password=hunter2hunter", "Basic QWxhZGRpbjpvcGVu", "Bearer abcdefghijklmnopqrs",
+                "token: abcdefgh", "client_secret=abcdefgh", "X-Api-Key: 0123456789abcdef", "passwd: s3cr3t!"]
+SECRET_KEYS = ["password", "api_key", "secret", "access_token", "Authorization", "cookie", "credentials", "pwd",
+               "client_secret", "session-token", "private_key"]
+
+
+def twins(text: str) -> st.SearchStrategy[str]:
+    letters = [st.sampled_from(TWINS[c.lower()]) if c.lower() in TWINS else st.just(c) for c in text]
+    return st.tuples(*letters).map("".join)
+
+
+@SETTINGS
+@given(st.sampled_from(SECRET_TEXTS).flatmap(twins))
+def test_case_insensitive_rules_are_not_hidden_by_long_s_or_dotted_i(text: str) -> None:
+    from toolrig.redact import DEFAULT_REDACTOR
+
+    if any(r.pattern.search(text) for r in DEFAULT_RULES):
+        assert DEFAULT_REDACTOR.may_redact(text)
+        assert DEFAULT_REDACTOR.text(text) != text
+
+
+@SETTINGS
+@given(st.sampled_from(SECRET_KEYS).flatmap(twins), st.booleans())
+def test_sensitive_keys_are_seen_in_any_rendering(key: str, ascii_only: bool) -> None:
+    import json
+
+    from toolrig.audit._record import _arguments_of
+    from toolrig.redact import DEFAULT_REDACTOR, SENSITIVE_KEYS
+
+    if SENSITIVE_KEYS.match(key):
+        rendering = json.dumps({key: "hunter2"}, ensure_ascii=ascii_only)
+        assert DEFAULT_REDACTOR.may_redact(rendering)
+        assert "hunter2" not in repr(_arguments_of(rendering, DEFAULT_REDACTOR))
+
+
+def test_json_escapes_that_spell_a_hint_are_looked_at() -> None:
+    from toolrig.audit._record import _arguments_of
+    from toolrig.redact import DEFAULT_REDACTOR
+
+    assert DEFAULT_REDACTOR.may_redact('{"\\u0070assword": "hunter2"}')
+    assert "hunter2" not in repr(_arguments_of('{"\\u0070assword": "hunter2"}', DEFAULT_REDACTOR))
+    assert DEFAULT_REDACTOR.may_redact('{"db": "postgres:\\/\\/admin:hunter2@db"}')
+    assert not DEFAULT_REDACTOR.may_redact('{"note": "line\\nbreak", "path": "C:\\\\tmp"}')  # other escapes: no
+
+
+def test_non_ascii_hints_fail_closed() -> None:
+    from toolrig.redact import Rule
+
+    fold = Rule.of("ru", r"(?i)пароль=\S+", "пароль", fold=True)
+    assert fold.hints == ()  # always runs: regexes equate letters that lower case keeps apart
+    sigma = Rule.of("greek", r"ΑΣ\d+", "ΑΣ")
+    red = Redactor((sigma,), (), None)
+    assert red.text("ΑΣ123") == "[REDACTED:greek]"  # "ΑΣ".lower() is "ας" but "ΑΣ1".lower() is "ασ1"
+    assert Rule.of("x", "(?i)abc", "ABC", fold=True).hints == ("abc",)

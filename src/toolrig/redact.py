@@ -32,6 +32,19 @@ __all__ = [
 TextFilter = Callable[[str], str]
 """A custom filter: takes text, returns it with whatever it considers secret replaced."""
 
+_FOLD = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0307": None})
+"""What a case-insensitive Python regex takes for an ASCII letter but ``str.lower`` does not turn into
+one: the long s, the dotless i, and the combining dot that ``"İ".lower()`` puts after its ``i``."""
+
+
+def _fold(text: str) -> str:
+    """``text`` as hints are compared with: lower case, then :data:`_FOLD` (only when not ASCII).
+
+    Every text a case-insensitive default rule matches contains, folded, one of the rule's hints.
+    """
+    low = text.lower()
+    return low if low.isascii() else low.translate(_FOLD)
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -42,7 +55,9 @@ class Rule:
         pattern: a compiled regular expression.
         hints: literal strings one of which every match contains; the regex runs only when the text
             contains a hint (a fast ``in`` check). Empty: always run.
-        fold_hints: compare hints with the lower-cased text (hints are then lower case).
+        fold_hints: compare hints with the folded text (:func:`_fold`; the hints are folded too). A
+            non-ASCII hint is dropped then (the rule always runs): case-insensitive regexes equate
+            letters of other scripts that lower case keeps apart, which the check would miss.
     """
 
     name: str
@@ -50,14 +65,19 @@ class Rule:
     hints: tuple[str, ...] = ()
     fold_hints: bool = False
 
+    def __post_init__(self) -> None:
+        if self.fold_hints:
+            folded = tuple(_fold(h) for h in self.hints)
+            object.__setattr__(self, "hints", folded if all(h.isascii() for h in folded) else ())
+
     @classmethod
     def of(cls, name: str, pattern: str | re.Pattern[str], *hints: str, fold: bool = False) -> Rule:
         """A rule from a pattern string (compiled) or a compiled pattern, with optional hints."""
         compiled = pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
-        return cls(name, compiled, tuple(h.lower() for h in hints) if fold else hints, fold)
+        return cls(name, compiled, hints, fold)
 
     def may_match(self, text: str, lowered: str) -> bool:
-        """False when the text cannot contain a match (no hint occurs in it)."""
+        """False when the text cannot contain a match (no hint occurs in it); ``lowered``: ``_fold(text)``."""
         if not self.hints:
             return True
         haystack = lowered if self.fold_hints else text
@@ -135,12 +155,15 @@ class Redactor:
     _key_cache: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
     _gate: Any = field(default=None, init=False, repr=False, compare=False)
     _clean_gate: Any = field(default=None, init=False, repr=False, compare=False)
+    _escapable: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # One case-insensitive search over every hint rules out clean texts at once; only possible
-        # when every rule has hints and no filter must always run.
-        if not self.filters and all(r.hints for r in self.rules):
+        # when every rule has hints, all ASCII (folding keeps each one in the texts that hold it),
+        # and no filter must always run.
+        if not self.filters and all(r.hints and all(h.isascii() for h in r.hints) for r in self.rules):
             hints = sorted({h.lower() for r in self.rules for h in r.hints})
+            object.__setattr__(self, "_escapable", any(c in '"\\' or c < " " for h in hints for c in h))
             if hints:
                 object.__setattr__(self, "_gate", _literal_search(hints))
             if self.sensitive_keys is None or self.sensitive_keys is SENSITIVE_KEYS:
@@ -151,10 +174,13 @@ class Redactor:
         """False when nothing in ``text`` can be redacted: neither a secret nor a sensitive key (one search).
 
         For JSON, ask about its rendering: every key and string of the value appears in it. True
-        (look closer) whenever the redactor cannot rule it out cheaply (custom filters, custom keys).
+        (look closer) whenever the redactor cannot rule it out cheaply (custom filters, custom keys),
+        and when a JSON escape could spell a hint (``\\u0070assword``, ``:\\/\\/``).
         """
         gate = self._clean_gate
-        return gate is None or gate(text.lower())
+        if gate is None or ("\\" in text and ("\\u" in text or "\\/" in text or self._escapable)):
+            return True
+        return bool(gate(_fold(text)))
 
     @classmethod
     def create(cls, patterns: Iterable[str | re.Pattern[str] | Rule | TextFilter] = (), *,
@@ -183,7 +209,7 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED:kind]`` (the same object if none)."""
         gate = self._gate
-        lowered = text.lower()
+        lowered = _fold(text)
         if gate is not None and not gate(lowered):  # one linear scan rules out most texts at once
             return text
         out = text
@@ -287,9 +313,12 @@ def _literal_search(literals: list[str]) -> Callable[[str], bool]:
     long = re2.compile("|".join(re2.escape(h) for h in literals)).search
 
     def found(text: str) -> bool:
-        if len(text) < _LONG:
-            return next(walk(text), None) is not None
-        return long(text) is not None
+        if len(text) >= _LONG:
+            try:
+                return long(text) is not None
+            except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
+                pass
+        return next(walk(text), None) is not None
 
     return found
 
