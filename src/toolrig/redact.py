@@ -32,7 +32,7 @@ __all__ = [
 TextFilter = Callable[[str], str]
 """A custom filter: takes text, returns it with whatever it considers secret replaced."""
 
-_FOLD = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0307": None})
+_FOLD = (("\u017f", "s"), ("\u0131", "i"), ("\u0307", ""))
 """What a case-insensitive Python regex takes for an ASCII letter but ``str.lower`` does not turn into
 one: the long s, the dotless i, and the combining dot that ``"İ".lower()`` puts after its ``i``."""
 
@@ -41,9 +41,14 @@ def _fold(text: str) -> str:
     """``text`` as hints are compared with: lower case, then :data:`_FOLD` (only when not ASCII).
 
     Every text a case-insensitive default rule matches contains, folded, one of the rule's hints.
+    (``str.replace`` per pair: ``str.translate`` of a non-ASCII text costs ~50 ns per character.)
     """
     low = text.lower()
-    return low if low.isascii() else low.translate(_FOLD)
+    if not low.isascii():
+        for odd, plain in _FOLD:
+            if odd in low:
+                low = low.replace(odd, plain)
+    return low
 
 
 @dataclass(frozen=True, slots=True)
