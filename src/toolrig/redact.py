@@ -32,6 +32,24 @@ __all__ = [
 TextFilter = Callable[[str], str]
 """A custom filter: takes text, returns it with whatever it considers secret replaced."""
 
+_FOLD = (("\u017f", "s"), ("\u0131", "i"), ("\u0307", ""))
+"""What a case-insensitive Python regex takes for an ASCII letter but ``str.lower`` does not turn into
+one: the long s, the dotless i, and the combining dot that ``"İ".lower()`` puts after its ``i``."""
+
+
+def _fold(text: str) -> str:
+    """``text`` as hints are compared with: lower case, then :data:`_FOLD` (only when not ASCII).
+
+    Every text a case-insensitive default rule matches contains, folded, one of the rule's hints.
+    (``str.replace`` per pair: ``str.translate`` of a non-ASCII text costs ~50 ns per character.)
+    """
+    low = text.lower()
+    if not low.isascii():
+        for odd, plain in _FOLD:
+            if odd in low:
+                low = low.replace(odd, plain)
+    return low
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -42,7 +60,9 @@ class Rule:
         pattern: a compiled regular expression.
         hints: literal strings one of which every match contains; the regex runs only when the text
             contains a hint (a fast ``in`` check). Empty: always run.
-        fold_hints: compare hints with the lower-cased text (hints are then lower case).
+        fold_hints: compare hints with the folded text (:func:`_fold`; the hints are folded too). A
+            non-ASCII hint is dropped then (the rule always runs): case-insensitive regexes equate
+            letters of other scripts that lower case keeps apart, which the check would miss.
     """
 
     name: str
@@ -50,14 +70,19 @@ class Rule:
     hints: tuple[str, ...] = ()
     fold_hints: bool = False
 
+    def __post_init__(self) -> None:
+        if self.fold_hints:
+            folded = tuple(_fold(h) for h in self.hints)
+            object.__setattr__(self, "hints", folded if all(h.isascii() for h in folded) else ())
+
     @classmethod
     def of(cls, name: str, pattern: str | re.Pattern[str], *hints: str, fold: bool = False) -> Rule:
         """A rule from a pattern string (compiled) or a compiled pattern, with optional hints."""
         compiled = pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
-        return cls(name, compiled, tuple(h.lower() for h in hints) if fold else hints, fold)
+        return cls(name, compiled, hints, fold)
 
     def may_match(self, text: str, lowered: str) -> bool:
-        """False when the text cannot contain a match (no hint occurs in it)."""
+        """False when the text cannot contain a match (no hint occurs in it); ``lowered``: ``_fold(text)``."""
         if not self.hints:
             return True
         haystack = lowered if self.fold_hints else text
@@ -135,12 +160,15 @@ class Redactor:
     _key_cache: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
     _gate: Any = field(default=None, init=False, repr=False, compare=False)
     _clean_gate: Any = field(default=None, init=False, repr=False, compare=False)
+    _escapable: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # One case-insensitive search over every hint rules out clean texts at once; only possible
-        # when every rule has hints and no filter must always run.
-        if not self.filters and all(r.hints for r in self.rules):
+        # when every rule has hints, all ASCII (folding keeps each one in the texts that hold it),
+        # and no filter must always run.
+        if not self.filters and all(r.hints and all(h.isascii() for h in r.hints) for r in self.rules):
             hints = sorted({h.lower() for r in self.rules for h in r.hints})
+            object.__setattr__(self, "_escapable", any(c in '"\\' or c < " " for h in hints for c in h))
             if hints:
                 object.__setattr__(self, "_gate", _literal_search(hints))
             if self.sensitive_keys is None or self.sensitive_keys is SENSITIVE_KEYS:
@@ -151,10 +179,13 @@ class Redactor:
         """False when nothing in ``text`` can be redacted: neither a secret nor a sensitive key (one search).
 
         For JSON, ask about its rendering: every key and string of the value appears in it. True
-        (look closer) whenever the redactor cannot rule it out cheaply (custom filters, custom keys).
+        (look closer) whenever the redactor cannot rule it out cheaply (custom filters, custom keys),
+        and when a JSON escape could spell a hint (``\\u0070assword``, ``:\\/\\/``).
         """
         gate = self._clean_gate
-        return gate is None or gate(text.lower())
+        if gate is None or ("\\" in text and ("\\u" in text or "\\/" in text or self._escapable)):
+            return True
+        return bool(gate(_fold(text)))
 
     @classmethod
     def create(cls, patterns: Iterable[str | re.Pattern[str] | Rule | TextFilter] = (), *,
@@ -183,7 +214,7 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED:kind]`` (the same object if none)."""
         gate = self._gate
-        lowered = text.lower()
+        lowered = _fold(text)
         if gate is not None and not gate(lowered):  # one linear scan rules out most texts at once
             return text
         out = text
@@ -258,26 +289,41 @@ def _redact_whole(value: Any, depth: int = 0) -> Any:
     return "[REDACTED]"
 
 
-_SHORT = 24
-"""Below this length Python's ``re`` is quicker than RE2's per-call overhead."""
+_LONG = 4096
+"""From this length on the gate asks RE2 instead of walking the Aho-Corasick automaton (see below)."""
 
 
 def _literal_search(literals: list[str]) -> Callable[[str], bool]:
     """``text -> bool``: does any of ``literals`` (lower case) occur in the (lower-cased) text.
 
-    Long texts: one linear RE2 scan (a literal alternation in Python's ``re`` tries every literal at
-    every position, ~0.1 µs per character: 10x slower on a typical tool result). Short texts (names,
-    ids): Python's ``re``, whose fixed cost is lower.
+    Both ways are linear in the text whatever the literals. Below :data:`_LONG` characters (names,
+    arguments, typical tool results): an Aho-Corasick automaton (pyahocorasick), which keeps the GIL.
+    RE2 is ~5x quicker per character but its binding releases the GIL around every search, and on
+    the event loop each release wakes a thread waiting for the GIL (the audit writer) on the other
+    core: ~25 µs of the loop's time per release (bench/README.md, "audit2" and "redact"). From
+    :data:`_LONG` on, RE2's speed outweighs one release.
     """
     if not literals:
         return lambda text: False
+    if "" in literals:
+        return lambda text: True
+    import ahocorasick
     import re2
 
+    automaton = ahocorasick.Automaton()
+    for literal in literals:
+        automaton.add_word(literal, literal)
+    automaton.make_automaton()
+    walk = automaton.iter
     long = re2.compile("|".join(re2.escape(h) for h in literals)).search
-    short = re.compile("|".join(re.escape(h) for h in literals)).search
 
     def found(text: str) -> bool:
-        return (short(text) if len(text) < _SHORT else long(text)) is not None
+        if len(text) >= _LONG:
+            try:
+                return long(text) is not None
+            except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
+                pass
+        return next(walk(text), None) is not None
 
     return found
 
