@@ -276,3 +276,29 @@ async def test_cancel_reaches_a_third_party_stage_waiting_before_the_tool(where:
                 await stage.waiting.wait()
                 assert rt.cancel("w")
     assert out[0].error is not None and out[0].error.kind is ErrorKind.CANCELLED
+
+
+@pytest.mark.anyio
+async def test_a_task_started_by_a_call_that_never_suspends_does_not_enter_its_scope_later() -> None:
+    import asyncio
+
+    from toolrig.runtime._scope import CURRENT_CALL, enter_call_scope
+
+    later: list[Any] = []
+
+    async def afterwards() -> None:
+        running = CURRENT_CALL.get()  # the context was copied while the call ran
+        enter_call_scope()
+        later.append(running)
+
+    @tool
+    async def spawns() -> str:
+        """Starts a task and returns."""
+        later.append(asyncio.get_running_loop().create_task(afterwards()))
+        return "ok"
+
+    async with Runtime([spawns], audit=False) as rt:
+        assert (await rt.call(ToolCall(name="spawns"))).ok
+        await later[0]
+    running = later[1]
+    assert running is not None and not running.live and running.scope is None

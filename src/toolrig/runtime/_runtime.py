@@ -213,6 +213,7 @@ class Runtime:
                 log.exception("stage failure while calling %s", _short_name(call.name))
                 outcome = _internal(call, exc)
             finally:
+                running.live = False
                 CURRENT_CALL.reset(current)
                 del self._running[running]
                 if view is not None:

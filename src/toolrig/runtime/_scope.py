@@ -31,12 +31,13 @@ class Running:
     Hashed by identity: :attr:`Runtime._running` holds each running call as a key (one dict insert per call).
     """
 
-    __slots__ = ("call_id", "cancelled", "loop", "scope", "thread", "token")
+    __slots__ = ("call_id", "cancelled", "live", "loop", "scope", "thread", "token")
 
     def __init__(self, call_id: str, loop: asyncio.AbstractEventLoop | None, token: Any) -> None:
         self.call_id = call_id
         self.scope: anyio.CancelScope | None = None
         self.cancelled = False  # cancel asked before the scope was entered: the scope starts cancelled
+        self.live = True  # until Runtime.call has ended (a task the call started keeps a copy of the context)
         self.thread = threading.get_ident()
         self.loop = loop
         self.token = token
@@ -65,5 +66,5 @@ CURRENT_CALL: ContextVar[Running | None] = ContextVar("toolrig_running_call", de
 def enter_call_scope() -> None:
     """Enter the current call's cancel scope if it is not entered yet: call just before awaiting what may suspend."""
     running = CURRENT_CALL.get()
-    if running is not None and running.scope is None:
+    if running is not None and running.scope is None and running.live:
         running.enter()
