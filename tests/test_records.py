@@ -31,6 +31,7 @@ def test_outcomes(changes: dict[str, Any]) -> None:
     plain = ToolOutcome(call_id="c1", name="t", ok=True, content=made.content, result=made.result, attempts=1)
     _same(made, plain)
     _same(made.derive(**changes), dataclasses.replace(made, **changes))
+    assert vars(made.derive(**changes)) is not vars(made) and made.content == plain.content  # the original unchanged
     assert made.derive().meta is not ToolOutcome.success("c", "t", to_result(1)).meta  # fresh dicts
 
 
@@ -41,6 +42,7 @@ def test_contexts(changes: dict[str, Any]) -> None:
     derived, plain = base.derive(**changes), dataclasses.replace(base, **changes)
     _same(derived, plain)
     assert isinstance(derived.roles, frozenset)  # normalised fields take the plain way
+    assert vars(derived) is not vars(base) and vars(base) == vars(CallContext(user="u", roles={"r"}, state={"x": 1}))
 
 
 def test_invocations() -> None:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 __all__ = ["RecordPlan"]
 
 T = TypeVar("T")
+_set = object.__setattr__
 
 
 class RecordPlan:
@@ -70,7 +71,5 @@ class RecordPlan:
         if type(record) is not self.cls or not changes.keys() <= self.plain:
             return dataclasses.replace(record, **changes)  # type: ignore[type-var]
         new: T = object.__new__(self.cls)
-        state = new.__dict__
-        state.update(record.__dict__)
-        state.update(changes)
+        _set(new, "__dict__", {**record.__dict__, **changes})  # one merge, given whole (a frozen class: no setattr)
         return new

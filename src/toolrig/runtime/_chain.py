@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from toolrig._outcome import ToolOutcome
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._scope import enter_call_scope
 
 if TYPE_CHECKING:
     from toolrig._define import BaseTool
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from toolrig.toolsets import Toolset
 
 __all__ = ["After", "CallNext", "ClosableStage", "Stage", "StageLike", "Step", "as_stage", "build_chain", "build_plan",
-           "compiled_step", "run_step"]
+           "compiled_step", "enters_call_scope", "run_step"]
 
 CallNext = Callable[[Invocation], Awaitable[ToolOutcome]]
 """Runs the rest of the chain."""
@@ -82,10 +83,14 @@ class Stage(ABC):
         name: the stage's name (unique in a pipeline; the list helpers find stages by it).
         decides: whether the stage may decide a call (deny it, or ask for approval). True unless a stage says
             otherwise, so that an approval stage stays in every chain a deciding stage is in.
+        passes_through: whether the async form awaits nothing but ``call_next`` and keeps no cancel scope open
+            around it (False unless a stage says so). The call's cancel scope, which :meth:`Runtime.cancel`
+            needs, is then entered further in, where the call may first suspend, rather than before the stage.
     """
 
     name: str
     decides: bool = True
+    passes_through: bool = False
 
     @abstractmethod
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
@@ -166,7 +171,15 @@ def build_chain(stages: Sequence[Stage | StageLike], innermost: CallNext) -> Cal
     handler = innermost
     for stage in reversed(stages):
         handler = _bind(stage, handler)
-    return handler
+    return handler if _enters_scope(handler) else _scoped(handler)
+
+
+def _scoped(handler: CallNext) -> CallNext:
+    def run(inv: Invocation) -> Awaitable[ToolOutcome]:
+        enter_call_scope()
+        return handler(inv)
+
+    return enters_call_scope(run)
 
 
 async def run_step(step: Step, inv: Invocation, call_next: CallNext) -> ToolOutcome:
@@ -223,20 +236,41 @@ def build_plan(stages: Sequence[Stage | StageLike], innermost: CallNext, *, tool
     return runners[0]
 
 
+def enters_call_scope(handler: CallNext) -> CallNext:
+    """Mark ``handler`` as entering the call's cancel scope itself before it may suspend (see
+    :mod:`toolrig.runtime._scope`); a handler not so marked has the scope entered before it is awaited."""
+    handler.__dict__["toolrig_enters_call_scope"] = True
+    return handler
+
+
+def _enters_scope(handler: CallNext) -> bool:
+    return bool(getattr(handler, "__dict__", {}).get("toolrig_enters_call_scope", False))
+
+
+def _passes_through(stage: Stage | StageLike) -> bool:
+    return isinstance(stage, Stage) and stage.passes_through is True
+
+
 def _flat(start: int, steps: tuple[Step | None, ...], stages: tuple[Stage | StageLike, ...],
           runners: list[CallNext], innermost: CallNext) -> CallNext:
     count = len(steps)
+    scope_before = tuple(not _passes_through(s) for s in stages)  # before awaiting a stage's async form
+    scope_inner = not _enters_scope(innermost)
 
     async def run(inv: Invocation) -> ToolOutcome:
         afters: list[tuple[After, Invocation]] = []
         i = start
         while True:
             if i == count:
+                if scope_inner:
+                    enter_call_scope()
                 outcome = await innermost(inv)
                 break
             step = steps[i]
             result = None if step is None else step(inv)
             if result is None:  # no synchronous form, or not for this call: the stage runs around the rest
+                if scope_before[i]:
+                    enter_call_scope()
                 outcome = await stages[i](inv, runners[i + 1])
                 break
             if not isinstance(result, tuple):
@@ -252,13 +286,18 @@ def _flat(start: int, steps: tuple[Step | None, ...], stages: tuple[Stage | Stag
         return outcome
 
     run.__qualname__ = f"plan[{', '.join(s.name for s in stages[start:])}]"
-    return run
+    return enters_call_scope(run)
 
 
 def _bind(stage: Stage | StageLike, call_next: CallNext) -> CallNext:
     # A plain function handing back the stage's coroutine: one coroutine frame per stage, not two.
-    def run(inv: Invocation) -> Awaitable[ToolOutcome]:
-        return stage(inv, call_next)
+    if _passes_through(stage) and _enters_scope(call_next):
+        def run(inv: Invocation) -> Awaitable[ToolOutcome]:
+            return stage(inv, call_next)
+    else:
+        def run(inv: Invocation) -> Awaitable[ToolOutcome]:
+            enter_call_scope()  # the stage may suspend: the call's cancel scope must be around it
+            return stage(inv, call_next)
 
     run.__qualname__ = f"stage[{stage.name}]"
-    return run
+    return enters_call_scope(run)

@@ -13,17 +13,24 @@ propagates (see :func:`really_cancelled`).
 from __future__ import annotations
 
 import asyncio
+import dis
+import inspect
+import types
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 
+from toolrig._define import BaseTool, _SignatureTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
+from toolrig.runtime._chain import enters_call_scope
 from toolrig.runtime._invocation import Invocation
+from toolrig.runtime._scope import enter_call_scope
 from toolrig.runtime._translate import error_from_exception
 from toolrig.runtime.executors import InlineExecutor, RemoteResult
 
-__all__ = ["invoke_tool", "outcome_from_exception", "outcome_from_value", "really_cancelled"]
+__all__ = ["code_never_suspends", "invoke_tool", "never_suspends", "outcome_from_exception", "outcome_from_value",
+           "really_cancelled"]
 
 
 def outcome_from_value(inv: Invocation, raw: object) -> ToolOutcome:
@@ -72,6 +79,39 @@ def _with_meta(outcome: ToolOutcome, meta: dict[str, Any]) -> ToolOutcome:
     return outcome.derive(meta={**outcome.meta, **meta}) if meta else outcome
 
 
+_SUSPENDING_OPS = frozenset(dis.opmap[name] for name in (
+    "YIELD_VALUE", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "BEFORE_ASYNC_WITH", "END_ASYNC_FOR")
+    if name in dis.opmap)
+"""The opcodes of ``await``, ``async for`` and ``async with``: a coroutine's code without any cannot suspend."""
+
+
+def code_never_suspends(fn: object) -> bool:
+    """Whether ``fn`` is a plain ``async def`` function whose code cannot suspend (no ``await``, ``async for``
+    or ``async with``): its coroutine runs to its end on the first step. Anything else (a bound method, a
+    callable object, a wrapper from another library) is taken to suspend."""
+    if type(fn) is not types.FunctionType or not fn.__code__.co_flags & inspect.CO_COROUTINE:
+        return False
+    return not any(ins.opcode in _SUSPENDING_OPS for ins in dis.get_instructions(fn.__code__))
+
+
+def never_suspends(tool: BaseTool) -> bool:
+    """Whether ``tool.invoke`` cannot suspend: the signature tools' own ``invoke`` (which only awaits the body)
+    around a body :func:`code_never_suspends` clears. Asked on every call, answered once per target function."""
+    if type(tool).invoke is not _SignatureTool.invoke:
+        return False
+    try:
+        fn = tool._target()  # type: ignore[attr-defined]  # a _SignatureTool
+    except Exception:  # e.g. an unbound method: invoke fails the same way, under the scope
+        return False
+    known: tuple[object, bool] | None = tool.__dict__.get("_toolrig_never_suspends")
+    if known is not None and known[0] is fn:
+        return known[1]
+    answer = code_never_suspends(fn)
+    tool.__dict__["_toolrig_never_suspends"] = (fn, answer)
+    return answer
+
+
+@enters_call_scope
 async def invoke_tool(inv: Invocation) -> ToolOutcome:
     """Run ``inv.tool`` on ``inv.values`` with the executor its ``spec.isolation`` names.
 
@@ -85,8 +125,11 @@ async def invoke_tool(inv: Invocation) -> ToolOutcome:
         executor = inv.services.executors.get(spec.isolation.value)
         timeout = inv.timeout if inv.timeout is not None else spec.timeout
         if timeout is None and type(executor) is InlineExecutor and tool.is_async:
+            if not never_suspends(tool):  # a body that cannot suspend cannot be cancelled midway: no scope needed
+                enter_call_scope()
             raw = await tool.invoke(inv.values, inv.context)  # exactly InlineExecutor.execute's path, one frame less
         else:
+            enter_call_scope()
             raw = await executor.execute(tool, inv.values, inv.context, timeout=timeout, meta=meta)
     except anyio.get_cancelled_exc_class() as exc:
         if await really_cancelled():

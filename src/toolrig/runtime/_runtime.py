@@ -8,7 +8,6 @@ import logging
 import threading
 import weakref
 from collections.abc import Awaitable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
@@ -19,7 +18,7 @@ from toolrig._calls import ToolCall
 from toolrig._context import EMPTY_CONTEXT, CallContext
 from toolrig._define import BaseTool
 from toolrig._outcome import ErrorKind, ToolError, ToolOutcome
-from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_plan
+from toolrig.runtime._chain import CallNext, Stage, StageLike, as_stage, build_plan, enters_call_scope
 from toolrig.runtime._clock import Clock, SystemClock
 from toolrig.runtime._hook import Hook
 from toolrig.runtime._invocation import Invocation
@@ -29,6 +28,7 @@ from toolrig.runtime._offer import offered_view, refuse_call, wants_view
 from toolrig.runtime._portal import LoopThread
 from toolrig.runtime._recorder import Recorder, recorded
 from toolrig.runtime._repairs import RepairCounts
+from toolrig.runtime._scope import CURRENT_CALL, Running
 from toolrig.runtime._services import ApprovalHandler, Services
 from toolrig.runtime.executors import Executors
 from toolrig.runtime.stages import AlternativeFinder, FallbackMode, FallbackStage, with_fallback
@@ -70,20 +70,6 @@ def _with_policy(stages: Sequence[StageLike], policy: PolicyLike | Stage | Stage
     stage = as_stage(policy.as_stage(toolset) if isinstance(policy, PolicyLike) else policy)
     out = insert_before(stages, "approval", stage)
     return tuple(as_stage(s) for s in (approval_on_decisions(out) if default else out))
-
-
-@dataclass(slots=True, eq=False)
-class _Running:
-    """A call in progress: its id, its cancel scope, and how to reach its event loop from another thread.
-
-    Hashed by identity: :attr:`Runtime._running` holds each running call as a key (one dict insert per call).
-    """
-
-    call_id: str
-    scope: anyio.CancelScope
-    thread: int
-    loop: asyncio.AbstractEventLoop | None
-    token: Any
 
 
 class Runtime:
@@ -153,7 +139,7 @@ class Runtime:
         self._view = self._offered if wants_view(self.toolset) else None  # see toolrig.toolsets.routing_view
         self.recorder = recorder
         self._chain: CallNext = self._build()
-        self._running: dict[_Running, None] = {}  # one key per running call: a dict insert and delete per call
+        self._running: dict[Running, None] = {}  # one key per running call: a dict insert and delete per call
         self._repairs = RepairCounts()
         self._loop_thread: LoopThread | None = None
         self._closed = False
@@ -187,7 +173,7 @@ class Runtime:
             return chain(inv)
 
         self._compiled = compiled
-        return build_plan(self.stages[:cut], dispatch, tool=None, services=services)
+        return build_plan(self.stages[:cut], enters_call_scope(dispatch), tool=None, services=services)
 
     def chain_for(self, tool: BaseTool) -> list[str]:
         """The names of the stages a call of ``tool`` runs through, outermost first (for inspection)."""
@@ -214,8 +200,9 @@ class Runtime:
             inv = inv.derive(tool=routed.tool)
         outcome: ToolOutcome | None = None
         view = None if self._view is None else set_routing_view(self._view)
-        with anyio.CancelScope() as scope:
-            running = self._register(call.id, scope)
+        running = self._register(call.id)
+        current = CURRENT_CALL.set(running)  # the chain enters the cancel scope where the call may first suspend
+        try:  # what `with scope:` did, for a scope entered (or not) further in: see toolrig.runtime._scope
             try:
                 outcome = await self._chain(inv)
             except anyio.get_cancelled_exc_class() as exc:
@@ -226,9 +213,18 @@ class Runtime:
                 log.exception("stage failure while calling %s", _short_name(call.name))
                 outcome = _internal(call, exc)
             finally:
+                running.live = False
+                CURRENT_CALL.reset(current)
                 del self._running[running]
                 if view is not None:
                     reset_routing_view(view)
+        except BaseException as exc:  # a real cancellation: swallowed if it is this call's (Runtime.cancel)
+            scope = running.scope
+            if scope is None or not scope.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            if running.scope is not None:
+                running.scope.__exit__(None, None, None)
         if outcome is None:
             outcome = ToolOutcome.failure(call.id, call.name, ToolError.of(
                 ErrorKind.CANCELLED, f"the call to {_short_name(call.name)!r} was cancelled"))
@@ -256,7 +252,7 @@ class Runtime:
         routed = self._route(call)
         return await refuse_call(call if routed is None else routed.call, error, context, self.stages, self.services)
 
-    def _register(self, call_id: str, scope: anyio.CancelScope) -> _Running:
+    def _register(self, call_id: str) -> Running:
         """The call as running: a key of :attr:`_running` (a dict insert, atomic without a lock); the caller deletes
         it when the call ends."""
         try:
@@ -264,7 +260,7 @@ class Runtime:
             token = None
         except RuntimeError:  # not asyncio: cancellation from other threads goes through anyio's token
             loop, token = None, anyio.lowlevel.current_token()
-        running = _Running(call_id, scope, threading.get_ident(), loop, token)
+        running = Running(call_id, loop, token)
         self._running[running] = None
         return running
 
@@ -376,15 +372,15 @@ def inner_for(tool: BaseTool, stages: Sequence[Stage], services: Services) -> li
         selected = kept
 
 
-def _cancel(entry: _Running) -> None:
+def _cancel(entry: Running) -> None:
     if entry.thread == threading.get_ident():
-        entry.scope.cancel()
+        entry.cancel_here()
         return
     with contextlib.suppress(RuntimeError):  # that loop is closed: the call is over anyway
         if entry.loop is not None:
-            entry.loop.call_soon_threadsafe(entry.scope.cancel)
+            entry.loop.call_soon_threadsafe(entry.cancel_here)
         else:
-            anyio.from_thread.run_sync(entry.scope.cancel, token=entry.token)
+            anyio.from_thread.run_sync(entry.cancel_here, token=entry.token)
 
 
 _NAME_SHOWN = 80

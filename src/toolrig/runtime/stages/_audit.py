@@ -113,6 +113,7 @@ class AuditStage(Stage):
             ref = weakref.ref(self.writer)
             watch_audit(repr(self.sink), lambda: None if (w := ref()) is None else w.health())
         self._strict = mode == "strict"
+        self.passes_through = not self._strict  # batched: awaits only call_next (see Stage.passes_through)
 
     async def __call__(self, inv: Invocation, call_next: CallNext) -> ToolOutcome:
         writer = self.writer
