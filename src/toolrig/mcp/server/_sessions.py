@@ -11,6 +11,10 @@ A session ends when its client deletes it, when it has had no request in flight 
 runs), or when the server stops. Its end releases what it held: the transport, the server's per-session
 state, and its events in a :class:`~toolrig.mcp.server._events.MemoryEventStore`.
 
+In a stateful session with SSE answers, request POSTs are answered by toolrig itself
+(:class:`~toolrig.mcp.server._answers.SessionAnswers`, the same bytes as the SDK's transport writes at about a third
+less CPU per call); ``initialize``, notifications, GET streams, resumption and DELETE stay the SDK transport's.
+
 While the server drains (:meth:`SessionManager.close`), new sessions and stateless requests get HTTP 503.
 
 Stateless mode (``stateless=True``) keeps nothing between requests: for replicas behind a load balancer.
@@ -34,13 +38,14 @@ from mcp.server.auth.provider import principal_components
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_connection, serve_loop
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, EventStore, StreamableHTTPServerTransport
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from toolrig.mcp.server._answers import SessionAnswers
 from toolrig.mcp.server._auth import agent_of
 from toolrig.mcp.server._events import MemoryEventStore, SessionEvents
 from toolrig.mcp.server._server import CallerIdentity, ToolServer, caller_identity
@@ -106,6 +111,8 @@ class SessionManager:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self._transports: dict[str, StreamableHTTPServerTransport] = {}
+        self._answers: dict[str, SessionAnswers] = {}
+        self._security = TransportSecurityMiddleware(security)
         self._owners: dict[str, tuple[str, str | None, str | None] | None] = {}
         self._events: dict[str, SessionEvents] = {}
         self._tg: anyio.abc.TaskGroup | None = None
@@ -151,6 +158,7 @@ class SessionManager:
                 for session_id in list(self._transports):
                     self.server.forget_session(session_id)
                 self._transports.clear()
+                self._answers.clear()
                 self._owners.clear()
                 self._events.clear()
 
@@ -232,9 +240,11 @@ class SessionManager:
                      receive: Receive, send: Send, status: Callable[[int], None] | None = None) -> None:
         token = caller_identity.set(CallerIdentity(session_id=session_id, user=user_of(scope), agent=agent_of(scope),
                                                    transport="http"))
+        answers = self._answers.get(session_id)
+        handle = transport.handle_request if answers is None else answers.handle_request
         try:
             if status is None:
-                await transport.handle_request(scope, receive, send)
+                await handle(scope, receive, send)
                 return
 
             async def watch(message: Any) -> None:
@@ -242,7 +252,7 @@ class SessionManager:
                     status(message["status"])
                 await send(message)
 
-            await transport.handle_request(scope, receive, watch)
+            await handle(scope, receive, watch)
         finally:
             caller_identity.reset(token)
 
@@ -252,10 +262,16 @@ class SessionManager:
             return
         session_id = new_session_id()
         events = None if self.event_store is None else SessionEvents(self.event_store)
+        own = not self.json_response  # request POSTs answered on SSE here (_answers.py); the idle rule with them
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id, is_json_response_enabled=self.json_response, event_store=events,
-            security_settings=self.security, retry_interval=self.retry_interval, idle_timeout=self.idle_timeout)
+            security_settings=self.security, retry_interval=self.retry_interval,
+            idle_timeout=None if own else self.idle_timeout)
         self._transports[session_id] = transport
+        if own:
+            self._answers[session_id] = SessionAnswers(transport, event_store=events, security=self._security,
+                                                       session_id=session_id, retry_interval=self.retry_interval,
+                                                       idle_timeout=self.idle_timeout)
         self._owners[session_id] = principal
         if events is not None:
             self._events[session_id] = events
@@ -270,19 +286,28 @@ class SessionManager:
 
     async def _run_session(self, session_id: str, transport: StreamableHTTPServerTransport, *,
                            task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        async with transport.connect() as (read, write):
+        answers = self._answers.get(session_id)
+        async with transport.connect() as (sdk_read, sdk_write), anyio.create_task_group() as tg:
+            read, write, idle = sdk_read, sdk_write, transport.idle_scope or anyio.CancelScope()
+            if answers is not None:
+                await tg.start(answers.run, sdk_read, sdk_write)
+                read, write, idle = answers.read, answers.write, answers.idle_scope
             task_status.started()
             try:
-                with transport.idle_scope or anyio.CancelScope():
+                with idle:
                     await serve_loop(self.server.server, read, write, lifespan_state=self._lifespan,
                                      session_id=session_id, init_options=self.server.initialization_options())
             except Exception:
                 log.exception("MCP session %s failed", session_id[:8])
             finally:
+                tg.cancel_scope.cancel()
                 await self._discard(session_id, transport)
 
     async def _discard(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
         self._transports.pop(session_id, None)
+        answers = self._answers.pop(session_id, None)
+        if answers is not None:
+            answers.close_all()
         self._owners.pop(session_id, None)
         self.server.forget_session(session_id)
         events = self._events.pop(session_id, None)

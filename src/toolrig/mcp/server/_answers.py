@@ -1,0 +1,330 @@
+"""Request POSTs answered on SSE by toolrig itself; everything else still goes to the SDK's transport.
+
+The SDK's ``StreamableHTTPServerTransport`` answers every request POST with sse-starlette's
+``EventSourceResponse``, fed through a zero-buffer memory stream by a writer task: a task group of five tasks
+per POST (the writer, the stream, a ping loop, a shutdown listener, a disconnect listener), a lock and a cancel
+scope per event. That costs about a million instructions per ``tools/call`` (bench/README.md, "srvhttp").
+:class:`SessionAnswers` sits between the session's message loop and the SDK transport and writes the SSE answer
+of an ordinary request POST from the request's own task: the same headers, the same priming event (its id
+stored first), the same ``event: message`` events with their stored ids, a ping comment every 15 s, and the
+same end. What it cannot answer exactly as the SDK would (``initialize``, notifications and responses, a bad
+header or body, a terminated session, GET, DELETE) it hands to the SDK transport with the body replayed.
+
+Messages of the session's loop go to a request's own stream while its POST is answered here; any other (a
+request whose stream was closed or broken, the standalone GET stream's) go to the SDK transport, which stores
+them and routes them to a resumed stream (``Last-Event-ID``) as before: one event store serves both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import math
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types
+import pydantic_core
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport, check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types.version import is_version_at_least
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+__all__ = ["SessionAnswers"]
+
+log = logging.getLogger("toolrig.mcp.server")
+
+_PING_SECONDS = 15.0
+"""sse-starlette's default ping interval, kept."""
+_BUFFER = 16
+"""Messages a request's stream holds (the SDK's ``REQUEST_STREAM_BUFFER_SIZE``)."""
+_RESUMABLE_FROM = "2025-11-25"
+_JSON = "application/json"
+_End = (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)
+
+
+class _ContextSend:
+    """A send stream carrying the sender's ``contextvars`` context with each item (what the SDK's loop expects:
+    it runs a message's handler in the context it was sent from, ``last_context`` on the receiving side)."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: MemoryObjectSendStream[tuple[contextvars.Context, Any]]) -> None:
+        self.inner = inner
+
+    async def send(self, item: Any) -> None:
+        await self.inner.send((contextvars.copy_context(), item))
+
+    async def send_in(self, context: contextvars.Context | None, item: Any) -> None:
+        await self.inner.send((context or contextvars.copy_context(), item))
+
+    def close(self) -> None:
+        self.inner.close()
+
+    async def aclose(self) -> None:
+        self.inner.close()
+
+    async def __aenter__(self) -> _ContextSend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.inner.close()
+
+
+class _ContextReceive:
+    """The receiving side of :class:`_ContextSend`: yields items, keeps each one's context in ``last_context``."""
+
+    __slots__ = ("inner", "last_context")
+
+    def __init__(self, inner: MemoryObjectReceiveStream[tuple[contextvars.Context, Any]]) -> None:
+        self.inner = inner
+        self.last_context: contextvars.Context | None = None
+
+    async def receive(self) -> Any:
+        context, item = await self.inner.receive()
+        self.last_context = context
+        return item
+
+    def __aiter__(self) -> _ContextReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self.inner.close()
+
+    async def aclose(self) -> None:
+        self.inner.close()
+
+    async def __aenter__(self) -> _ContextReceive:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.inner.close()
+
+
+def _context_streams() -> tuple[_ContextSend, _ContextReceive]:
+    send, receive = anyio.create_memory_object_stream[tuple[contextvars.Context, Any]](0)
+    return _ContextSend(send), _ContextReceive(receive)
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` giving the body already read, in one message, then the real one's messages (a disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _event_bytes(message: Any, event_id: str | None) -> bytes:
+    """One ``event: message`` SSE event, as sse-starlette encodes the SDK's (JSON has no raw line breaks)."""
+    data = message.model_dump_json(by_alias=True, exclude_unset=True)
+    head = f"id: {event_id}\r\n" if event_id else ""
+    return f"{head}event: message\r\ndata: {data}\r\n\r\n".encode()
+
+
+class SessionAnswers:
+    """One session's message routing, and the SSE answers of its request POSTs (see the module docstring).
+
+    Use :meth:`run` as the session's loop streams (``read``, ``write``) in place of the transport's own, and
+    :meth:`handle_request` in place of ``transport.handle_request``.
+    """
+
+    def __init__(self, transport: StreamableHTTPServerTransport, *, event_store: EventStore | None,
+                 security: TransportSecurityMiddleware, session_id: str, retry_interval: int | None = None,
+                 idle_timeout: float | None = None) -> None:
+        self.transport = transport
+        self.event_store = event_store
+        self.security = security
+        self.retry = "" if retry_interval is None else f"retry: {retry_interval}\r\n"
+        self.idle_timeout = idle_timeout
+        self.idle_scope = anyio.CancelScope()
+        """Cancelled once no request has been in flight for ``idle_timeout`` seconds (the SDK transport's rule,
+        kept here because requests answered here never reach the transport's count)."""
+        self._in_flight = 0
+        self.headers = [(b"cache-control", b"no-cache, no-transform"), (b"connection", b"keep-alive"),
+                        (b"content-type", b"text/event-stream"), (b"mcp-session-id", session_id.encode("latin-1")),
+                        (b"x-accel-buffering", b"no")]
+        self._read_in, self.read = _context_streams()
+        self._write_in, self._write_out = _context_streams()
+        self.write = self._write_in
+        self._streams: dict[str, MemoryObjectSendStream[tuple[Any, str | None]]] = {}
+
+    async def run(self, read: Any, write: Any, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Pump the transport's inbound messages to :attr:`read`, route :attr:`write`'s outbound ones."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._route, write)
+                task_status.started()
+                try:
+                    async for item in read:
+                        await self._read_in.send_in(getattr(read, "last_context", None), item)
+                except anyio.ClosedResourceError:
+                    pass
+                finally:  # the transport ended the session: so does its loop, and every answer being written here
+                    self._read_in.close()
+                    self.close_all()
+        finally:  # cancelled once the session's loop has ended: no stream of it is left open
+            for stream in (self._read_in, self.read, self._write_in, self._write_out):
+                stream.close()
+
+    def close_all(self) -> None:
+        """End every answer being written here (the session ended)."""
+        for stream in list(self._streams.values()):
+            stream.close()
+        self._streams.clear()
+
+    async def _route(self, write: Any) -> None:
+        async for session_message in self._write_out:
+            message = session_message.message
+            target = None
+            if isinstance(message, _End) and message.id is not None:
+                target = str(message.id)
+            elif isinstance(session_message.metadata, ServerMessageMetadata) \
+                    and session_message.metadata.related_request_id is not None:
+                target = str(session_message.metadata.related_request_id)
+            stream = self._streams.get(target) if target is not None else None
+            if stream is None:
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await write.send(session_message)  # dropped once the transport has ended the session
+                continue
+            assert target is not None
+            event_id = None if self.event_store is None else await self.event_store.store_event(target, message)
+            try:
+                await stream.send((message, event_id))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                if self._streams.get(target) is stream:
+                    del self._streams[target]
+
+    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request POST here when it is an ordinary request on SSE; anything else, the SDK transport.
+
+        A request in flight (an open GET stream included) holds the session open; the idle countdown restarts
+        when the last one ends.
+        """
+        if self.idle_timeout is None:
+            await self._handle(scope, receive, send)
+            return
+        if self.idle_scope.cancel_called:  # the session is ending: answered as terminated
+            if not self.transport.is_terminated:
+                await self.transport.terminate()
+            await self.transport.handle_request(scope, receive, send)
+            return
+        self._in_flight += 1
+        self.idle_scope.deadline = math.inf
+        try:
+            await self._handle(scope, receive, send)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self.idle_scope.deadline = anyio.current_time() + self.idle_timeout
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST" or self.transport.is_terminated:
+            await self.transport.handle_request(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        body = await request.body()
+        message = self._ordinary_request(request, body)
+        if message is None or await self.security.validate_request(request, is_post=True) is not None:
+            await self.transport.handle_request(scope, _replayed(body, receive), send)
+            return
+        await self._answer(message, request, receive, send)
+
+    def _ordinary_request(self, request: Request, body: bytes) -> mcp_types.JSONRPCRequest | None:
+        has_json, has_sse = check_accept_headers(request)
+        content_type = request.headers.get("content-type", "")
+        if not (has_json and has_sse) or not any(
+                part.strip() == _JSON for part in content_type.split(";")[0].split(",")):
+            return None
+        try:
+            message = mcp_types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(body), by_name=False)
+        except (ValueError, ValidationError):
+            return None
+        if not isinstance(message, mcp_types.JSONRPCRequest) or message.method == "initialize":
+            return None
+        return message
+
+    async def _answer(self, message: mcp_types.JSONRPCRequest, request: Request, receive: Receive,
+                      send: Send) -> None:
+        version = request.headers.get("mcp-protocol-version", mcp_types.DEFAULT_NEGOTIATED_VERSION)
+        resumable = self.event_store is not None and is_version_at_least(version, _RESUMABLE_FROM)
+        request_id = str(message.id)
+        priming = None
+        if resumable:
+            assert self.event_store is not None
+            priming = await self.event_store.store_event(request_id, None)
+        inbox, outbox = anyio.create_memory_object_stream[tuple[Any, str | None]](_BUFFER)
+        self._streams[request_id] = inbox
+        close: Callable[[], Any] | None = None
+        if resumable:
+            async def close() -> None:
+                inbox.close()
+
+        async def close_standalone() -> None:
+            self.transport.close_standalone_sse_stream()
+
+        async def unanswered() -> None:
+            error = mcp_types.ErrorData(code=-32800, message="Request cancelled")
+            await self._write_in.send(SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id,
+                                                                            error=error)))
+
+        metadata = ServerMessageMetadata(request_context=request, close_sse_stream=close,
+                                         close_standalone_sse_stream=close_standalone if resumable else None,
+                                         on_request_unanswered=unanswered, can_send_request=True)
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+            if priming is not None:
+                body = f"id: {priming}\r\ndata: \r\n{self.retry}\r\n".encode()
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            await self._read_in.send(SessionMessage(message, metadata=metadata))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
+                await self._write_events(outbox, send)
+                tg.cancel_scope.cancel()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            if self._streams.get(request_id) is inbox:
+                del self._streams[request_id]
+            inbox.close()
+            outbox.close()
+
+    @staticmethod
+    async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        scope.cancel()
+
+    @staticmethod
+    async def _write_events(outbox: MemoryObjectReceiveStream[tuple[Any, str | None]], send: Send) -> None:
+        while True:
+            with anyio.move_on_after(_PING_SECONDS) as idle:
+                try:
+                    message, event_id = await outbox.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return
+            if idle.cancelled_caught:
+                ping = f": ping - {datetime.now(UTC)}\r\n\r\n".encode()
+                await send({"type": "http.response.body", "body": ping, "more_body": True})
+                continue
+            await send({"type": "http.response.body", "body": _event_bytes(message, event_id), "more_body": True})
+            if isinstance(message, _End):
+                return

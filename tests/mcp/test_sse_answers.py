@@ -1,0 +1,176 @@
+"""Request POSTs answered on SSE by toolrig itself (``_answers.py``), seen as raw HTTP from a real server.
+
+The answer must be what the SDK's transport writes (it still writes ``initialize``'s), a broken answer must be
+resumable through the SDK's GET path, and a call in flight must hold its session open like any request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import pytest
+
+from toolrig import tool
+from toolrig.mcp import serve_async
+
+pytestmark = pytest.mark.anyio
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def host(port: int) -> list[tuple[str, str]]:
+    return [("content-type", "application/json"), ("accept", "application/json, text/event-stream"),
+            ("host", f"127.0.0.1:{port}")]
+
+
+def _exchange(port: int, head: bytes, body: bytes, timeout: float) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(head + body)
+        out = b""
+        with contextlib.suppress(TimeoutError, ConnectionResetError):
+            while chunk := s.recv(65536):
+                out += chunk
+    return out
+
+
+async def request(port: int, headers: list[tuple[str, str]], body: Any = b"", *, method: str = "POST",
+                  timeout: float = 10.0) -> tuple[int, dict[str, str], bytes]:
+    """One raw HTTP/1.1 request: status, headers, body (as sent: chunked)."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
+    length = f"content-length: {len(data)}\r\n" if method == "POST" else ""
+    head = f"{method} /mcp HTTP/1.1\r\n{lines}{length}connection: close\r\n\r\n".encode()
+    raw = await anyio.to_thread.run_sync(_exchange, port, head, data, timeout)
+    top, _, rest = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = top.decode("latin-1").split("\r\n")
+    found = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
+    return int(status_line.split()[1]), found, rest
+
+
+def event_ids(body: bytes | str) -> list[str]:
+    text = body.decode() if isinstance(body, bytes) else body
+    return re.findall(r"^id: (\S+)", text, flags=re.M)
+
+
+@tool(permission="readonly")
+async def slow_echo(text: str, seconds: float = 0.0) -> str:
+    """Echo a text after a while.
+
+    Args:
+        text: the text.
+        seconds: how long to wait first.
+    """
+    await anyio.sleep(seconds)
+    return text
+
+
+@asynccontextmanager
+async def served(**options: Any) -> AsyncIterator[int]:
+    ready: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve_async([slow_echo], transport="http", port=0, on_ready=ready.append,
+                                          audit=False, **options))
+        with anyio.fail_after(30):
+            while not ready:
+                await anyio.sleep(0.01)
+        yield int(urlsplit(ready[0]).port or 0)
+        tg.cancel_scope.cancel()
+
+
+def dechunked(raw: bytes) -> bytes:
+    out = b""
+    while raw:
+        size, _, raw = raw.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            break
+        out, raw = out + raw[:n], raw[n + 2:]
+    return out
+
+
+def shape(body: bytes) -> str:
+    """An SSE body with its event ids, JSON-RPC ids and results blanked: what the framing is."""
+    text = re.sub(r"^id: \S+", "id: ID", body.decode(), flags=re.M)
+    return re.sub(r"^data: \{.*\}\r?$", "data: JSON", text, flags=re.M)
+
+
+async def session(port: int) -> tuple[list[tuple[str, str]], dict[str, str], bytes]:
+    status, headers, body = await request(port, host(port), INIT)
+    assert status == 200
+    s = [*host(port), ("mcp-session-id", headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
+    assert (await request(port, s, {"jsonrpc": "2.0", "method": "notifications/initialized"}))[0] == 202
+    return s, headers, body
+
+
+def call(n: int, seconds: float = 0.0) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": "slow_echo", "arguments": {"text": f"answer {n}", "seconds": seconds}}}
+
+
+@pytest.mark.parametrize("retry", [None, 750])
+async def test_a_calls_answer_is_framed_as_the_sdk_frames_initializes(retry: int | None) -> None:
+    async with served(retry_interval=retry) as port:
+        s, init_headers, init_body = await session(port)
+        status, headers, body = await request(port, s, call(2))
+        assert status == 200
+        skip = {"date", "content-length"}
+        assert {k: v for k, v in headers.items() if k not in skip} \
+            == {k: v for k, v in init_headers.items() if k not in skip}
+        ours, sdks = dechunked(body), dechunked(init_body)
+        assert shape(ours) == shape(sdks)
+        assert ours.startswith(b"id: ") and (b"\r\nretry: 750\r\n" in ours) == (retry is not None)
+        data = json.loads(re.findall(rb"^data: (\{.*\})\r$", ours, flags=re.M)[0])
+        assert data["id"] == 2 and data["result"]["content"][0]["text"] == "answer 2"
+        assert len(set(event_ids(ours))) == 2
+
+
+def _first_event(port: int, head: bytes, body: bytes) -> bytes:
+    """Send a request and read until its first SSE event has come, then hang up (a broken stream)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head + body)
+        out = b""
+        while b"\r\n\r\n" not in out.partition(b"\r\n\r\n")[2]:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        with contextlib.suppress(OSError):
+            s.shutdown(socket.SHUT_RDWR)
+    return out
+
+
+async def test_a_broken_answer_is_resumed_with_last_event_id_and_its_result_arrives_once() -> None:
+    async with served() as port:
+        s, _, _ = await session(port)
+        data = json.dumps(call(7, seconds=1.0)).encode()
+        head = ("POST /mcp HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in s)
+                + f"content-length: {len(data)}\r\n\r\n").encode()
+        first = await anyio.to_thread.run_sync(_first_event, port, head, data)
+        priming = event_ids(first.decode("latin-1"))
+        assert len(priming) == 1 and b"answer 7" not in first  # the call is still running
+        resume = [(k, "text/event-stream" if k == "accept" else v) for k, v in s if k != "content-type"]
+        status, _, replay = await request(port, [*resume, ("last-event-id", priming[0])], method="GET",
+                                          timeout=5.0)
+        assert status == 200
+        assert replay.count(b'"id":7,"result"') == 1 and b"answer 7" in replay
+
+
+async def test_a_long_call_holds_its_session_past_the_idle_timeout_and_then_it_expires() -> None:
+    async with served(idle_timeout=0.5) as port:
+        s, _, _ = await session(port)
+        status, _, body = await request(port, s, call(3, seconds=1.5))
+        assert status == 200 and b"answer 3" in body
+        status, _, body = await request(port, s, call(4))  # straight after: the session is still there
+        assert status == 200 and b"answer 4" in body
+        await anyio.sleep(1.5)
+        status, _, _ = await request(port, s, call(5))
+        assert status == 404
