@@ -165,12 +165,13 @@ async def test_a_broken_answer_is_resumed_with_last_event_id_and_its_result_arri
 
 
 async def test_a_long_call_holds_its_session_past_the_idle_timeout_and_then_it_expires() -> None:
-    async with served(idle_timeout=0.5) as port:
+    # margins wide enough for a slow machine: the call outlasts the timeout 2x, the wait after it 3x
+    async with served(idle_timeout=1.0) as port:
         s, _, _ = await session(port)
-        status, _, body = await request(port, s, call(3, seconds=1.5))
+        status, _, body = await request(port, s, call(3, seconds=2.0))
         assert status == 200 and b"answer 3" in body
         status, _, body = await request(port, s, call(4))  # straight after: the session is still there
         assert status == 200 and b"answer 4" in body
-        await anyio.sleep(1.5)
+        await anyio.sleep(3.0)
         status, _, _ = await request(port, s, call(5))
         assert status == 404
