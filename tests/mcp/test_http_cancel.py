@@ -176,7 +176,9 @@ async def test_calls_cancelled_mid_stream_release_their_connections_and_leave_no
                         assert got.content[0].text == f"after {i}"
                     done = await client.call_tool("slow", {"steps": 3})
                     assert done.content[0].text == "done after 3"
-                    await anyio.sleep(0)
+                    with anyio.move_on_after(10):  # wait, bounded, for what is closing to finish closing
+                        while Counter(tasks()) - Counter(before) or transport.awaiting or relay.open > 2:
+                            await anyio.sleep(0.01)
                     assert Counter(tasks()) - Counter(before) == Counter()  # no task left over
                     assert len(transport.awaiting) == 0  # no cancelled request is still awaited
                     # at most the session's GET stream and one idle keep-alive connection stay open; a cancelled

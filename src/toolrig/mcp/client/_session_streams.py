@@ -1,15 +1,14 @@
-"""The read and write streams the SDK's session is given by :func:`~toolrig.mcp.client._streamable.streamable_http`."""
+"""The write stream the SDK's session is given by :func:`~toolrig.mcp.client._streamable.streamable_http`, and the
+item type of its read stream (a :class:`~toolrig.mcp.shared.ContextReceive`)."""
 
 from __future__ import annotations
 
-import contextvars
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
-import anyio
 from mcp.shared.message import SessionMessage
 
-__all__ = ["Item", "ReadStream", "WriteStream"]
+__all__ = ["Item", "WriteStream"]
 
 Item = SessionMessage | Exception
 
@@ -20,40 +19,6 @@ class Sender(Protocol):
     async def send(self, item: SessionMessage) -> None: ...
 
     def close(self) -> None: ...
-
-
-class ReadStream:
-    """The session's read stream: messages with the context of the task that passed them on (``last_context``)."""
-
-    __slots__ = ("_inner", "last_context")
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.last_context: contextvars.Context | None = None
-
-    async def receive(self) -> Item:
-        context, item = await self._inner.receive()
-        self.last_context = context
-        return item  # type: ignore[no-any-return]
-
-    def __aiter__(self) -> ReadStream:
-        return self
-
-    async def __anext__(self) -> Item:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> ReadStream:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 class WriteStream:

@@ -32,7 +32,6 @@ request's writer gets ``CONNECTION_CLOSED``, and the connection reconnects.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager, suppress
@@ -49,8 +48,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from toolrig.mcp.client._redirects import next_within_origin, unfollowed_redirect
-from toolrig.mcp.client._session_streams import Item, ReadStream, WriteStream
+from toolrig.mcp.client._session_streams import Item, WriteStream
 from toolrig.mcp.client._sse_parse import EventParser, SSEEvent
+from toolrig.mcp.shared import ContextReceive, context_streams
 
 __all__ = ["streamable_http"]
 
@@ -91,8 +91,7 @@ class _Transport:
         self.version: str | None = None
         """The negotiated ``MCP-Protocol-Version``: from the session's stamp on each message, cleared at
         ``initialize`` (the handshake goes without it)."""
-        self._send, receive = anyio.create_memory_object_stream[tuple[contextvars.Context, Item]](0)
-        self.read = ReadStream(receive)
+        self._send, self.read = context_streams()
         self._broken = False
 
     # -- the write side -----------------------------------------------------------------------------
@@ -157,7 +156,7 @@ class _Transport:
             followed += 1
 
     async def _deliver(self, item: Item) -> None:
-        await self._send.send((contextvars.copy_context(), item))
+        await self._send.send(item)
 
     async def _fail(self, request_id: Any, message: str, code: int = mcp_types.CONNECTION_CLOSED) -> None:
         """The request ``request_id`` ends with an error (best effort: a closed session has no one to tell)."""
@@ -400,7 +399,7 @@ def _body(message: Any) -> bytes:
 
 @asynccontextmanager
 async def streamable_http(url: str, client: httpx2.AsyncClient, *, server: str,
-                          terminate_on_close: bool = True) -> AsyncIterator[tuple[ReadStream, WriteStream]]:
+                          terminate_on_close: bool = True) -> AsyncIterator[tuple[ContextReceive, WriteStream]]:
     """The (read, write) streams of a streamable-HTTP session with ``url`` over ``client`` (see the module docstring).
 
     ``client`` is the caller's (its headers, auth, timeouts, and the :class:`BoundedTransport` that bounds every

@@ -18,7 +18,6 @@ them and routes them to a resumed stream (``Last-Event-ID``) as before: one even
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import logging
 import math
 from collections.abc import Callable
@@ -38,6 +37,8 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from toolrig.mcp.shared import context_streams
+
 __all__ = ["SessionAnswers"]
 
 log = logging.getLogger("toolrig.mcp.server")
@@ -49,75 +50,6 @@ _BUFFER = 16
 _RESUMABLE_FROM = "2025-11-25"
 _JSON = "application/json"
 _End = (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)
-
-
-class _ContextSend:
-    """A send stream carrying the sender's ``contextvars`` context with each item (what the SDK's loop expects:
-    it runs a message's handler in the context it was sent from, ``last_context`` on the receiving side)."""
-
-    __slots__ = ("inner",)
-
-    def __init__(self, inner: MemoryObjectSendStream[tuple[contextvars.Context, Any]]) -> None:
-        self.inner = inner
-
-    async def send(self, item: Any) -> None:
-        await self.inner.send((contextvars.copy_context(), item))
-
-    async def send_in(self, context: contextvars.Context | None, item: Any) -> None:
-        await self.inner.send((context or contextvars.copy_context(), item))
-
-    def close(self) -> None:
-        self.inner.close()
-
-    async def aclose(self) -> None:
-        self.inner.close()
-
-    async def __aenter__(self) -> _ContextSend:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.inner.close()
-
-
-class _ContextReceive:
-    """The receiving side of :class:`_ContextSend`: yields items, keeps each one's context in ``last_context``."""
-
-    __slots__ = ("inner", "last_context")
-
-    def __init__(self, inner: MemoryObjectReceiveStream[tuple[contextvars.Context, Any]]) -> None:
-        self.inner = inner
-        self.last_context: contextvars.Context | None = None
-
-    async def receive(self) -> Any:
-        context, item = await self.inner.receive()
-        self.last_context = context
-        return item
-
-    def __aiter__(self) -> _ContextReceive:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    def close(self) -> None:
-        self.inner.close()
-
-    async def aclose(self) -> None:
-        self.inner.close()
-
-    async def __aenter__(self) -> _ContextReceive:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.inner.close()
-
-
-def _context_streams() -> tuple[_ContextSend, _ContextReceive]:
-    send, receive = anyio.create_memory_object_stream[tuple[contextvars.Context, Any]](0)
-    return _ContextSend(send), _ContextReceive(receive)
 
 
 def _replayed(body: bytes, receive: Receive) -> Receive:
@@ -163,8 +95,8 @@ class SessionAnswers:
         self.headers = [(b"cache-control", b"no-cache, no-transform"), (b"connection", b"keep-alive"),
                         (b"content-type", b"text/event-stream"), (b"mcp-session-id", session_id.encode("latin-1")),
                         (b"x-accel-buffering", b"no")]
-        self._read_in, self.read = _context_streams()
-        self._write_in, self._write_out = _context_streams()
+        self._read_in, self.read = context_streams()
+        self._write_in, self._write_out = context_streams()
         self.write = self._write_in
         self._streams: dict[str, MemoryObjectSendStream[tuple[Any, str | None]]] = {}
 

@@ -16,6 +16,7 @@ from toolrig.mcp.shared._content import (
     Resources,
     ResourceSource,
 )
+from toolrig.mcp.shared._context_streams import ContextReceive, ContextSend, context_streams
 from toolrig.mcp.shared._convert import (
     ContentBlock,
     part_to_mcp,
@@ -69,6 +70,8 @@ __all__ = [
     "CompletionCalls",
     "ContentBlock",
     "ContentCalls",
+    "ContextReceive",
+    "ContextSend",
     "ElicitationHandler",
     "HealthState",
     "LaunchSandbox",
@@ -87,6 +90,7 @@ __all__ = [
     "check_name",
     "check_namespaces",
     "claimed",
+    "context_streams",
     "current_peer",
     "forged_prefix",
     "is_too_large",
