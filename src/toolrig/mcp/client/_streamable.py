@@ -18,7 +18,9 @@ the SDK's transport speaks it:
 * a stream that ends without the answer after events with ids is resumed with ``Last-Event-ID`` (GET): at most two
   failed attempts in a row, after the server's ``retry`` or one second, as the SDK does;
 * after ``notifications/initialized`` a GET stream carries the server's messages outside calls, reopened like the
-  SDK's when it ends;
+  SDK's when it ends; the session's next request is POSTed once the server has answered that GET (at most
+  :data:`GET_STREAM_WAIT` seconds): a server may send its own requests (an elicitation, sampling) on the GET stream
+  as soon as a call arrives, and drops those sent before the stream is open;
 * a redirect is followed only within the endpoint's origin and when it keeps the method (the SDK's rule);
 * ``notifications/cancelled`` of a 2026 session is not sent (closing the request's stream is the signal there:
   the POST ran in the task that was cancelled, so it is closed already);
@@ -62,6 +64,8 @@ RECONNECT_DELAY_MS = 1000
 """Wait before reopening a stream when the server gave no ``retry`` (the SDK's default)."""
 MAX_RECONNECT_ATTEMPTS = 2
 """Failed attempts in a row to reopen a stream before it is given up (the SDK's)."""
+GET_STREAM_WAIT = 2.0
+"""How long the first request after ``notifications/initialized`` waits for the server to answer the GET stream."""
 
 _ACCEPT = "application/json, text/event-stream"
 _SSE_HEADERS = {"accept": "text/event-stream", "cache-control": "no-store"}
@@ -93,6 +97,8 @@ class _Transport:
         ``initialize`` (the handshake goes without it)."""
         self._send, self.read = context_streams()
         self._broken = False
+        self._listening: anyio.Event | None = None
+        """Set once the server answered (or refused) the GET stream opened after ``notifications/initialized``."""
 
     # -- the write side -----------------------------------------------------------------------------
     async def send(self, item: SessionMessage) -> None:
@@ -104,7 +110,8 @@ class _Transport:
             if message.method == "notifications/cancelled" and self.version in MODERN_PROTOCOL_VERSIONS:
                 return  # a 2026 session: the request's stream closed with its cancelled writer is the signal
             if message.method == "notifications/initialized":
-                self.tg.start_soon(self._get_stream)
+                self._listening = anyio.Event()
+                self.tg.start_soon(self._get_stream, self._listening)
         if isinstance(message, JSONRPCRequest) and message.method == "initialize":
             self.version = None
         elif metadata is not None and metadata.headers is not None:
@@ -117,6 +124,10 @@ class _Transport:
             elif metadata is not None and metadata.resumption_token:
                 await self._resume_request(message, metadata)
             else:
+                if self._listening is not None and not self._listening.is_set():
+                    with anyio.move_on_after(GET_STREAM_WAIT):
+                        await self._listening.wait()
+                    self._listening.set()  # waited once: a server slow to answer its GET does not hold later calls
                 await self._post_request(message, metadata)
         except Exception as exc:  # the server cannot be reached or its answer not read: the session ends (the SDK's)
             if not self._broken:
@@ -346,8 +357,15 @@ class _Transport:
         finally:
             await response.aclose()
 
-    async def _get_stream(self) -> None:
-        """The server's messages outside calls (GET), reopened when it ends (the SDK's attempts and delays)."""
+    async def _get_stream(self, listening: anyio.Event) -> None:
+        """The server's messages outside calls (GET), reopened when it ends (the SDK's attempts and delays);
+        ``listening`` is set once the server has answered the first attempt, or it failed."""
+        try:
+            await self._listen(listening)
+        finally:
+            listening.set()
+
+    async def _listen(self, listening: anyio.Event) -> None:
         progress = _Progress()
         attempt = 0
         while attempt < MAX_RECONNECT_ATTEMPTS:
@@ -357,7 +375,10 @@ class _Transport:
                 headers = {**self._headers(), **_SSE_HEADERS}
                 if progress.last_id:
                     headers[LAST_EVENT_ID] = progress.last_id
-                response = await self._open("GET", headers)
+                try:
+                    response = await self._open("GET", headers)
+                finally:
+                    listening.set()
                 try:
                     if (redirect := unfollowed_redirect(response)) is not None:
                         log.warning("MCP server %s: GET stream not opened: %s", self.server, redirect)
