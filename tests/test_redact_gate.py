@@ -147,3 +147,20 @@ def test_non_ascii_hints_fail_closed() -> None:
     red = Redactor((sigma,), (), None)
     assert red.text("ΑΣ123") == "[REDACTED:greek]"  # "ΑΣ".lower() is "ας" but "ΑΣ1".lower() is "ασ1"
     assert Rule.of("x", "(?i)abc", "ABC", fold=True).hints == ("abc",)
+
+
+def test_may_match_finds_what_the_regex_matches_whatever_lower_case_it_is_given() -> None:
+    from toolrig.redact import Rule
+
+    rule = Rule.of("pw", r"(?i)password=\S+", "password", fold=True)
+    for text in ("paſſword=x", "PAſſWORD=x", "paſsword=hunter2"):
+        assert rule.pattern.search(text)
+        assert rule.may_match(text)
+        assert rule.may_match(text, text.lower())  # str.lower keeps the long s: folded again inside
+    key = Rule.of("key", r"(?i)key=\S+", "key", fold=True)
+    assert key.pattern.search("KEY=x") and key.may_match("KEY=x", "KEY=x".lower())
+    dotless = Rule.of("id", r"(?i)id=\S+", "id", fold=True)
+    for text in ("ıd=7", "İd=7"):
+        assert dotless.pattern.search(text), text
+        assert dotless.may_match(text, text.lower()) and dotless.may_match(text)
+    assert not rule.may_match("nothing here", "nothing here")

@@ -81,11 +81,16 @@ class Rule:
         compiled = pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
         return cls(name, compiled, hints, fold)
 
-    def may_match(self, text: str, lowered: str) -> bool:
-        """False when the text cannot contain a match (no hint occurs in it); ``lowered``: ``_fold(text)``."""
+    def may_match(self, text: str, lowered: str | None = None) -> bool:
+        """False when the text cannot contain a match (no hint occurs in it).
+
+        ``lowered``: the text in lower case, if the caller has it. It is folded again here (idempotent, and cheap
+        on ASCII), so ``text.lower()`` is as good as the folded text: letters ``str.lower`` leaves apart from the
+        ASCII ones a case-insensitive regex equates with them (``ſ``, ``ı``, ``İ``) are still found.
+        """
         if not self.hints:
             return True
-        haystack = lowered if self.fold_hints else text
+        haystack = _fold(text if lowered is None else lowered) if self.fold_hints else text
         return any(h in haystack for h in self.hints)
 
     def apply(self, text: str) -> str:
