@@ -49,6 +49,7 @@ from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPC
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from toolrig.mcp.client._reconnect import LAST_EVENT_ID, MAX_RECONNECT_ATTEMPTS, StreamProgress
 from toolrig.mcp.client._redirects import next_within_origin, unfollowed_redirect
 from toolrig.mcp.client._session_streams import Item, WriteStream
 from toolrig.mcp.client._sse_parse import EventParser, SSEEvent
@@ -59,25 +60,11 @@ __all__ = ["streamable_http"]
 log = logging.getLogger("toolrig.mcp")
 
 SESSION_ID = "mcp-session-id"
-LAST_EVENT_ID = "last-event-id"
-RECONNECT_DELAY_MS = 1000
-"""Wait before reopening a stream when the server gave no ``retry`` (the SDK's default)."""
-MAX_RECONNECT_ATTEMPTS = 2
-"""Failed attempts in a row to reopen a stream before it is given up (the SDK's)."""
 GET_STREAM_WAIT = 2.0
 """How long the first request after ``notifications/initialized`` waits for the server to answer the GET stream."""
 
 _ACCEPT = "application/json, text/event-stream"
 _SSE_HEADERS = {"accept": "text/event-stream", "cache-control": "no-store"}
-
-class _Progress:
-    """How far a stream was read: the last event id seen and the server's last ``retry`` (ms)."""
-
-    __slots__ = ("last_id", "retry")
-
-    def __init__(self) -> None:
-        self.last_id: str | None = None
-        self.retry: int | None = None
 
 
 def _error(request_id: Any, message: str, code: int) -> SessionMessage:
@@ -246,7 +233,7 @@ class _Transport:
 
     # -- SSE ----------------------------------------------------------------------------------------------
     async def _events(self, response: httpx2.Response, request_id: Any, metadata: ClientMessageMetadata | None,
-                      progress: _Progress) -> bool:
+                      progress: StreamProgress) -> bool:
         """Pass a stream's messages on; True once the answer to ``request_id`` came (``progress``: ids, retry)."""
         on_token = metadata.on_resumption_token_update if metadata is not None else None
         parser = EventParser()
@@ -290,7 +277,7 @@ class _Transport:
 
     async def _sse_answer(self, response: httpx2.Response, message: JSONRPCRequest,
                           metadata: ClientMessageMetadata | None) -> None:
-        progress = _Progress()
+        progress = StreamProgress()
         try:
             if await self._events(response, message.id, metadata, progress):
                 return
@@ -306,11 +293,11 @@ class _Transport:
             await self._fail(message.id, "SSE stream ended without a response")
 
     async def _resume(self, message: JSONRPCRequest, metadata: ClientMessageMetadata | None,
-                      progress: _Progress) -> None:
+                      progress: StreamProgress) -> None:
         """Reopen a request's stream with ``Last-Event-ID`` until its answer comes (the SDK's attempts and delays)."""
         attempt = 0
         while attempt < MAX_RECONNECT_ATTEMPTS:
-            await anyio.sleep((progress.retry if progress.retry is not None else RECONNECT_DELAY_MS) / 1000)
+            await progress.wait()
             assert progress.last_id is not None
             headers = {**self._headers(), **_SSE_HEADERS, LAST_EVENT_ID: progress.last_id}
             is_sse = False
@@ -351,7 +338,7 @@ class _Transport:
                 return
             response.raise_for_status()
             try:
-                await self._events(response, message.id, metadata, _Progress())
+                await self._events(response, message.id, metadata, StreamProgress())
             except httpx2.SSEError as exc:
                 await self._fail(message.id, f"SSE stream failed: {exc}")
         finally:
@@ -360,13 +347,7 @@ class _Transport:
     async def _get_stream(self, listening: anyio.Event) -> None:
         """The server's messages outside calls (GET), reopened when it ends (the SDK's attempts and delays);
         ``listening`` is set once the server has answered the first attempt, or it failed."""
-        try:
-            await self._listen(listening)
-        finally:
-            listening.set()
-
-    async def _listen(self, listening: anyio.Event) -> None:
-        progress = _Progress()
+        progress = StreamProgress()
         attempt = 0
         while attempt < MAX_RECONNECT_ATTEMPTS:
             try:
@@ -375,10 +356,8 @@ class _Transport:
                 headers = {**self._headers(), **_SSE_HEADERS}
                 if progress.last_id:
                     headers[LAST_EVENT_ID] = progress.last_id
-                try:
-                    response = await self._open("GET", headers)
-                finally:
-                    listening.set()
+                response = await self._open("GET", headers)
+                listening.set()
                 try:
                     if (redirect := unfollowed_redirect(response)) is not None:
                         log.warning("MCP server %s: GET stream not opened: %s", self.server, redirect)
@@ -394,9 +373,11 @@ class _Transport:
             except Exception:
                 log.debug("GET stream of MCP server %s failed", self.server, exc_info=True)
                 attempt += 1
+            finally:
+                listening.set()  # also when there is no session, it failed, or the task is cancelled
             if attempt >= MAX_RECONNECT_ATTEMPTS:
                 return
-            await anyio.sleep((progress.retry if progress.retry is not None else RECONNECT_DELAY_MS) / 1000)
+            await progress.wait()
 
     async def terminate(self) -> None:
         """End the server's session (DELETE)."""
