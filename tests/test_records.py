@@ -35,6 +35,28 @@ def test_outcomes(changes: dict[str, Any]) -> None:
     assert made.derive().meta is not ToolOutcome.success("c", "t", to_result(1)).meta  # fresh dicts
 
 
+@pytest.mark.parametrize("kw", [{}, {"attempts": 2, "repairs": ("r",)}, {"content": "given"}, {"meta": {"m": 1}},
+                                {"duration_ms": 1.5, "truncated": True, "exception": ValueError("x")}])
+@pytest.mark.parametrize("value", [{"a": [1]}, "text", None])
+def test_success_filled_directly_equals_the_constructor(kw: dict[str, Any], value: Any) -> None:
+    result = to_result(value)
+    made = ToolOutcome.success("c1", "t", result, **kw)
+    assert "content" not in vars(made) or "content" in kw  # still rendered on first read
+    plain = ToolOutcome(call_id="c1", name="t", ok=True, result=result, **{"content": result.text, **kw})
+    assert made.content == plain.content  # rendered now
+    _same(made, plain)
+    assert made.meta is not ToolOutcome.success("c1", "t", result, **kw).meta or "meta" in kw  # fresh dicts
+
+
+def test_success_of_an_error_result_and_repeated_fields() -> None:
+    made = ToolOutcome.success("c1", "t", to_result(1).__class__(parts=(), is_error=True))
+    assert made.ok is False
+    with pytest.raises(TypeError):
+        ToolOutcome.success("c1", "t", to_result(1), name="other")  # a repeated field: the constructor refuses
+    with pytest.raises(TypeError):
+        ToolOutcome.success("c1", "t", to_result(1), colour="red")  # an unknown one too
+
+
 @pytest.mark.parametrize("changes", [{}, {"user": "ann", "tool_version": "1.0"}, {"roles": ["a", "b"]},
                                      {"state": {"k": 1}}, {"metadata": {"m": 2}, "session": "s"}])
 def test_contexts(changes: dict[str, Any]) -> None:

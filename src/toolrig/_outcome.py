@@ -107,6 +107,13 @@ class ToolOutcome:
     @classmethod
     def success(cls, call_id: str, name: str, result: ToolResult, **kw: Any) -> ToolOutcome:
         """A successful outcome whose content defaults to the result's text (rendered on first read)."""
+        if cls is ToolOutcome and kw.keys() <= _SUCCESS_EXTRA:  # the record filled directly, as _PLAN.make would
+            made: ToolOutcome = object.__new__(ToolOutcome)
+            state = made.__dict__
+            state.update(_PLAN.defaults, meta={}, call_id=call_id, name=name, ok=not result.is_error, result=result)
+            if kw:
+                state.update(kw)
+            return made
         if cls is not ToolOutcome and "content" not in kw:  # the lazy content is this class's own
             kw["content"] = result.text
         return cls._make(kw, call_id=call_id, name=name, ok=not result.is_error, result=result)
@@ -185,4 +192,7 @@ class _LazyContent:
 
 
 _PLAN = RecordPlan(ToolOutcome, factories={"meta": dict}, lazy=("content",))
+_SUCCESS_EXTRA = _PLAN.plain - {"call_id", "name", "ok", "result"}
+"""The fields :meth:`ToolOutcome.success` may be given besides its own (a repeated one goes to the constructor)."""
+assert _PLAN.required <= {"call_id", "name", "ok"} and _PLAN.factories.keys() == {"meta"}
 ToolOutcome.content = _LazyContent()  # type: ignore[assignment]

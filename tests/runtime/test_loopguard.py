@@ -162,3 +162,19 @@ def test_loop_note_for_external_tools_goes_after_the_fence() -> None:
     closing = last.content.index("</external_tool_result")
     assert "[note: this is call 3" in last.content[closing:]
     assert "[note:" not in last.content[:closing]
+
+
+async def test_each_tool_counts_its_own_calls_with_the_step_compiled_for_it() -> None:
+    @tool
+    def lookup_again(key: str, limit: int = 10) -> str:
+        """The same parameters as lookup."""
+        return f"again {key}"
+
+    stages = [ResolveStage(), ValidateStage(), LoopGuardStage(exempt={"poll_status"})]
+    async with Runtime([lookup, lookup_again, poll_status], stages=stages, clock=FakeClock()) as rt:
+        mixed = [await call(rt, name, key="k") for _ in range(4) for name in ("lookup", "lookup_again")]
+        polls = [await call(rt, "poll_status", job="j") for _ in range(6)]
+        fifth = await call(rt, "lookup", key="k")
+    assert [o.meta.get("loop_warning", {}).get("count") for o in mixed] == [None, None, None, None, 3, 3, 4, 4]
+    assert all(o.ok and "loop_warning" not in o.meta for o in polls)
+    assert fifth.error is not None and fifth.error.kind is ErrorKind.LOOP_DETECTED

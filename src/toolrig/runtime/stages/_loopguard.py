@@ -26,6 +26,24 @@ __all__ = ["LoopGuardStage"]
 _MAX_PLAIN_KEY = 256
 
 
+def _key(inv: Invocation, name: str) -> str | None:
+    """The key counting the calls of tool ``name`` identical to ``inv`` (None: arguments without a JSON form)."""
+    assert inv.values is not None
+    canonical = canonical_arguments(inv.values)
+    if canonical is None:
+        return None
+    ctx = inv.context
+    session, user, run = ctx.session or "", ctx.user or "", ctx.run_id or ""  # a workflow run counts its own
+    key = f"loop:{len(session)}:{session}{len(user)}:{user}{len(run)}:{run}{name}\x00{canonical}"
+    if len(key) > _MAX_PLAIN_KEY:  # keep long arguments out of memory: their digest is as good
+        key = "loop#" + digest(key)
+    return key
+
+
+def _unguarded(inv: Invocation) -> StepResult:
+    return inv, None
+
+
 class LoopGuardStage(StatefulStage):
     """Warns about, then blocks, identical calls repeated within a window.
 
@@ -53,40 +71,49 @@ class LoopGuardStage(StatefulStage):
 
     def applies(self, tool: BaseTool, services: Services, stages: Sequence[Stage]) -> bool:
         """Unless the tool is exempt (by name or ``metadata={"loop_guard": False}``)."""
-        if tool.spec.name in self.exempt or tool.spec.metadata.get("loop_guard", True) is False:
+        if not self._guards(tool):
             return False
         self._note_chain(tool, services, stages)
         return True
 
     def admission_step(self, inv: Invocation) -> WindowStep | None:
         """Count this call among its identical ones (None: exempt, or arguments without a JSON form)."""
-        assert inv.tool is not None and inv.values is not None
-        spec = inv.tool.spec
-        if spec.name in self.exempt or spec.metadata.get("loop_guard", True) is False:
+        assert inv.tool is not None
+        if not self._guards(inv.tool):
             return None
-        canonical = canonical_arguments(inv.values)
-        if canonical is None:
-            return None
-        ctx = inv.context
-        session, user, run = ctx.session or "", ctx.user or "", ctx.run_id or ""  # a workflow run counts its own
-        key = f"loop:{len(session)}:{session}{len(user)}:{user}{len(run)}:{run}{spec.name}\x00{canonical}"
-        if len(key) > _MAX_PLAIN_KEY:  # keep long arguments out of memory: their digest is as good
-            key = "loop#" + digest(key)
-        return WindowStep(key, inv.services.clock.time(), self.window, self.block_after)
+        key = _key(inv, inv.tool.spec.name)
+        return None if key is None else WindowStep(key, inv.services.clock.time(), self.window, self.block_after)
+
+    def _guards(self, tool: BaseTool) -> bool:
+        spec = tool.spec
+        return spec.name not in self.exempt and spec.metadata.get("loop_guard", True) is not False
 
     def compile(self, tool: BaseTool | None, services: Services) -> Step | None:
-        """On the in-process backend (:class:`~toolrig.state.MemoryState`) the count needs no ``await``."""
-        return self._step if type(self._access.backend(services)) is MemoryState else None
+        """On the in-process backend (:class:`~toolrig.state.MemoryState`) the count needs no ``await``; for a known
+        tool, whether it is guarded and its name are settled here, once, rather than on every call."""
+        if type(self._access.backend(services)) is not MemoryState:
+            return None
+        if tool is None:
+            return self._step
+        if not self._guards(tool):
+            return _unguarded
+        return partial(self._count_step, tool.spec.name)
 
     def _step(self, inv: Invocation) -> StepResult:
-        backend = self._access.backend(inv.services)
+        assert inv.tool is not None
+        return self._count_step(inv.tool.spec.name, inv) if self._guards(inv.tool) else (inv, None)
+
+    def _count_step(self, name: str, inv: Invocation) -> StepResult:
+        """The step for calls of the tool called ``name`` (guarded: the caller checked)."""
+        services = inv.services
+        backend = self._access.backend(services)
         if type(backend) is not MemoryState:
             return None
-        step = self.admission_step(inv)
-        if step is None:
+        key = _key(inv, name)
+        if key is None:
             return inv, None
-        count = backend.window_hit_now(step.key, step.now, step.window)
-        self._access.answered(inv.services)
+        count = backend.window_hit_now(key, services.clock.time(), self.window)
+        self._access.answered(services)
         if count >= self.block_after:
             return self._blocked(inv, count)
         return inv, (None if count < self.warn_after else partial(self._warned, count))
