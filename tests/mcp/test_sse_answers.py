@@ -1,7 +1,9 @@
-"""Request POSTs answered on SSE by toolrig itself (``_answers.py``), seen as raw HTTP from a real server.
+"""Request POSTs answered by toolrig itself (``_answers.py``), seen as raw HTTP from a real server.
 
-The answer must be what the SDK's transport writes (it still writes ``initialize``'s), a broken answer must be
-resumable through the SDK's GET path, and a call in flight must hold its session open like any request.
+An SSE answer must be what the SDK's transport writes (it still writes ``initialize``'s), a broken answer must be
+resumable through the SDK's GET path, and a call in flight must hold its session open like any request. A call
+answered within ``JSON_WINDOW`` with nothing before its answer gets the SDK's JSON body instead; one that sends
+anything first (progress) or takes longer gets the SSE answer.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
-from toolrig import tool
+from toolrig import CallContext, Injected, tool
 from toolrig.mcp import serve_async
+from toolrig.mcp.server import _answers
+from toolrig.mcp.server._answers import JSON_WINDOW
 
 pytestmark = pytest.mark.anyio
 
@@ -73,11 +77,22 @@ async def slow_echo(text: str, seconds: float = 0.0) -> str:
     return text
 
 
+@tool(permission="readonly")
+async def progress_echo(text: str, ctx: Injected[CallContext]) -> str:
+    """Report progress once, then echo a text.
+
+    Args:
+        text: the text.
+    """
+    await ctx.report_progress(1, 2, "half")
+    return text
+
+
 @asynccontextmanager
 async def served(**options: Any) -> AsyncIterator[int]:
     ready: list[str] = []
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async([slow_echo], transport="http", port=0, on_ready=ready.append,
+        tg.start_soon(lambda: serve_async([slow_echo, progress_echo], transport="http", port=0, on_ready=ready.append,
                                           audit=False, **options))
         with anyio.fail_after(30):
             while not ready:
@@ -120,7 +135,7 @@ def call(n: int, seconds: float = 0.0) -> dict[str, Any]:
 async def test_a_calls_answer_is_framed_as_the_sdk_frames_initializes(retry: int | None) -> None:
     async with served(retry_interval=retry) as port:
         s, init_headers, init_body = await session(port)
-        status, headers, body = await request(port, s, call(2))
+        status, headers, body = await request(port, s, call(2, seconds=JSON_WINDOW * 3))  # no answer in the window
         assert status == 200
         skip = {"date", "content-length"}
         assert {k: v for k, v in headers.items() if k not in skip} \
@@ -175,3 +190,35 @@ async def test_a_long_call_holds_its_session_past_the_idle_timeout_and_then_it_e
         await anyio.sleep(3.0)
         status, _, _ = await request(port, s, call(5))
         assert status == 404
+
+
+async def test_a_call_answered_at_once_gets_the_json_body_the_sdks_json_mode_writes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_answers, "JSON_WINDOW", 30.0)  # "at once" on any machine: a slow one may take 0.1 s
+    async with served() as port:
+        s, init_headers, _ = await session(port)
+        status, headers, body = await request(port, s, call(8))
+        assert status == 200
+        assert headers["content-type"] == "application/json"
+        assert headers["mcp-session-id"] == init_headers["mcp-session-id"]
+        assert int(headers["content-length"]) == len(body) and "transfer-encoding" not in headers
+        answer = json.loads(body)
+        assert answer["id"] == 8 and answer["result"]["content"][0]["text"] == "answer 8"
+        async with served(json_response=True) as sdk_port:  # the SDK transport's JSON mode: the same body
+            sdk_s, _, _ = await session(sdk_port)
+            _, sdk_headers, sdk_body = await request(sdk_port, sdk_s, call(8))
+        assert sdk_headers["content-type"] == "application/json" and json.loads(sdk_body) == answer
+
+
+async def test_a_call_that_sends_progress_first_is_answered_on_sse_with_the_progress_before_the_answer() -> None:
+    async with served() as port:
+        s, _, _ = await session(port)
+        message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                   "params": {"name": "progress_echo", "arguments": {"text": "answer 9"},
+                              "_meta": {"progressToken": "p9"}}}
+        status, headers, body = await request(port, s, message)
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        events = [json.loads(d) for d in re.findall(rb"^data: (\{.*\})\r$", dechunked(body), flags=re.M)]
+        assert [e.get("method") for e in events] == ["notifications/progress", None]
+        assert events[0]["params"]["progressToken"] == "p9" and events[1]["id"] == 9
+        assert len(event_ids(dechunked(body))) == 3  # the priming event, the progress, the answer

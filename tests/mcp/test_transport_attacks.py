@@ -9,6 +9,7 @@ import contextlib
 import json
 import re
 import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 from toolrig import tool
 from toolrig.mcp import BearerAuth, StaticTokens, serve_async
+from toolrig.mcp.server._answers import JSON_WINDOW
 
 pytestmark = pytest.mark.anyio
 
@@ -27,13 +29,19 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 JSON_SSE = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 
 
+SSE_ANSWER = JSON_WINDOW * 3
+"""A call that takes this long is answered on a resumable SSE stream (a quicker one may get a JSON body)."""
+
+
 @tool(permission="readonly")
-def echo(text: str) -> str:
-    """Echo a text.
+def echo(text: str, seconds: float = 0.0) -> str:
+    """Echo a text, after a while.
 
     Args:
         text: the text.
+        seconds: how long to wait first.
     """
+    time.sleep(seconds)
     return text
 
 
@@ -101,10 +109,10 @@ async def test_resuming_a_stream_never_replays_another_sessions_messages() -> No
     async with served() as port:
         alice, bob = await open_session(port), await open_session(port)
         call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}
-        call["params"]["arguments"] = {"text": "bob-public"}
+        call["params"]["arguments"] = {"text": "bob-public", "seconds": SSE_ANSWER}
         _, _, bobs = await request(port, bob, call)
         priming = event_ids(bobs)[0]
-        call["params"]["arguments"] = {"text": "ALICE-SECRET"}
+        call["params"]["arguments"] = {"text": "ALICE-SECRET", "seconds": SSE_ANSWER}
         _, _, alices = await request(port, alice, call)
         assert b"ALICE-SECRET" in alices
         resume = [h for h in bob if h[0] != "content-type"] + [("last-event-id", priming)]
@@ -126,7 +134,8 @@ async def test_another_users_token_cannot_resume_a_stream_of_a_session() -> None
     async with served(auth=auth) as port:
         alice = await open_session(port, [("authorization", "Bearer tok-a")])
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo",
-                                                                               "arguments": {"text": "ALICE-SECRET"}}}
+                                                                               "arguments": {"text": "ALICE-SECRET",
+                                                                                             "seconds": SSE_ANSWER}}}
         _, _, alices = await request(port, alice, call)
         as_bob = [(k, "Bearer tok-b" if k == "authorization" else v) for k, v in alice if k != "content-type"]
         status, _, replay = await request(port, [*as_bob, ("last-event-id", event_ids(alices)[0])], method="GET",

@@ -10,6 +10,13 @@ stored first), the same ``event: message`` events with their stored ids, a ping 
 same end. What it cannot answer exactly as the SDK would (``initialize``, notifications and responses, a bad
 header or body, a terminated session, GET, DELETE) it hands to the SDK transport with the body replayed.
 
+An answer whose first message is the request's own response, within :data:`JSON_WINDOW` of the request, goes
+out as one JSON body (``application/json``, as the SDK's JSON mode writes it; the client's ``Accept`` names both):
+nothing else was sent for that request, and a JSON body keeps the connection alive where a client closes an SSE
+answer before its end. Any other first message (a progress or log notification, the server's own request), a
+closed stream, or no message within the window starts the SSE answer as before: headers, the priming event (stored
+before the request was dispatched, so the stored order is the written order), then the events.
+
 Messages of the session's loop go to a request's own stream while its POST is answered here; any other (a
 request whose stream was closed or broken, the standalone GET stream's) go to the SDK transport, which stores
 them and routes them to a resumed stream (``Last-Event-ID``) as before: one event store serves both.
@@ -47,6 +54,9 @@ _PING_SECONDS = 15.0
 """sse-starlette's default ping interval, kept."""
 _BUFFER = 16
 """Messages a request's stream holds (the SDK's ``REQUEST_STREAM_BUFFER_SIZE``)."""
+JSON_WINDOW = 0.1
+"""Seconds an answer waits for its first message before it becomes an SSE stream (the priming event is that much
+later at most); a request answered within it, with nothing sent before the answer, gets a JSON body."""
 _RESUMABLE_FROM = "2025-11-25"
 _JSON = "application/json"
 _End = (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)
@@ -95,6 +105,7 @@ class SessionAnswers:
         self.headers = [(b"cache-control", b"no-cache, no-transform"), (b"connection", b"keep-alive"),
                         (b"content-type", b"text/event-stream"), (b"mcp-session-id", session_id.encode("latin-1")),
                         (b"x-accel-buffering", b"no")]
+        self.json_headers = [(b"content-type", _JSON.encode()), (b"mcp-session-id", session_id.encode("latin-1"))]
         self._read_in, self.read = context_streams()
         self._write_in, self._write_out = context_streams()
         self.write = self._write_in
@@ -222,22 +233,44 @@ class SessionAnswers:
         metadata = ServerMessageMetadata(request_context=request, close_sse_stream=close,
                                          close_standalone_sse_stream=close_standalone if resumable else None,
                                          on_request_unanswered=unanswered, can_send_request=True)
+        started = False
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": self.headers})
-            if priming is not None:
-                body = f"id: {priming}\r\ndata: \r\n{self.retry}\r\n".encode()
-                await send({"type": "http.response.body", "body": body, "more_body": True})
             await self._read_in.send(SessionMessage(message, metadata=metadata))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
+                first = await self._first(outbox)
+                if first is not None and isinstance(first[0], _End):  # answered at once, nothing before: JSON
+                    data = first[0].model_dump_json(by_alias=True, exclude_unset=True).encode()
+                    headers = [*self.json_headers, (b"content-length", str(len(data)).encode())]
+                    await send({"type": "http.response.start", "status": 200, "headers": headers})
+                    await send({"type": "http.response.body", "body": data, "more_body": False})
+                    tg.cancel_scope.cancel()
+                    return
+                started = True
+                await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+                if priming is not None:
+                    body = f"id: {priming}\r\ndata: \r\n{self.retry}\r\n".encode()
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                if first is not None:
+                    await send({"type": "http.response.body", "body": _event_bytes(*first), "more_body": True})
                 await self._write_events(outbox, send)
                 tg.cancel_scope.cancel()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if started:  # else the client left before anything was written: nothing to end
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             if self._streams.get(request_id) is inbox:
                 del self._streams[request_id]
             inbox.close()
             outbox.close()
+
+    @staticmethod
+    async def _first(outbox: MemoryObjectReceiveStream[tuple[Any, str | None]]) -> tuple[Any, str | None] | None:
+        """The request's first message if it comes within :data:`JSON_WINDOW`; None if none came or the stream
+        was closed (``close_sse_stream``): the answer is then an SSE stream."""
+        with anyio.move_on_after(JSON_WINDOW):
+            with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+                return await outbox.receive()
+        return None
 
     @staticmethod
     async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:

@@ -13,7 +13,9 @@ state, and its events in a :class:`~toolrig.mcp.server._events.MemoryEventStore`
 
 In a stateful session with SSE answers, request POSTs are answered by toolrig itself
 (:class:`~toolrig.mcp.server._answers.SessionAnswers`, the same bytes as the SDK's transport writes at about a third
-less CPU per call); ``initialize``, notifications, GET streams, resumption and DELETE stay the SDK transport's.
+less CPU per call; a request answered at once with nothing sent before its answer gets a JSON body, which keeps
+the client's connection alive); ``initialize``, notifications, GET streams, resumption and DELETE stay the SDK
+transport's.
 
 While the server drains (:meth:`SessionManager.close`), new sessions and stateless requests get HTTP 503.
 
