@@ -161,3 +161,25 @@ async def test_a_def_tool_past_its_timeout_ends_with_a_timeout_outcome_and_finis
         assert stats["stuck"] == 1 and not finished.is_set()
         release.set()
         assert await anyio.to_thread.run_sync(finished.wait, 10)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("eager_wait", EAGER)
+@pytest.mark.parametrize("raised", [GeneratorExit, KeyboardInterrupt, SystemExit])
+async def test_a_def_tools_base_exception_handed_back_late_is_an_outcome(eager_wait: float,
+                                                                         raised: type[BaseException]) -> None:
+    """A body's ``GeneratorExit`` handed back through the loop (not within the eager wait) must reach the
+    pipeline as the body's exception: thrown into the waiting coroutine, it closed the whole call instead."""
+    started = threading.Event()
+
+    @tool(name="late_raiser")
+    def late() -> str:
+        """Raise after the eager wait has passed."""
+        started.wait(0.05)  # nobody sets it: just outlast any eager wait
+        raise raised
+
+    executors = Executors(inline=InlineExecutor(hop=ThreadHop(2, eager_wait=eager_wait)))
+    async with Runtime([late], executors=executors, audit=False) as rt:
+        outcomes = [await rt.call(ToolCall(name="late_raiser", id=f"c{n}")) for n in range(2)]
+    assert [o.error.kind if o.error else None for o in outcomes] == [ErrorKind.EXECUTION_ERROR] * 2
+    assert all(raised.__name__ in o.content for o in outcomes), [o.content for o in outcomes]

@@ -70,12 +70,11 @@ class _Job:
 
 
 def _settle(fut: asyncio.Future[Any], job: _Job) -> None:
-    if fut.cancelled():
-        return
-    if job.ok:
-        fut.set_result(job.value)
-    else:
-        fut.set_exception(job.value)
+    """Wake the waiting caller; it reads the job's value or exception itself. An exception is never set on the
+    future: asyncio would *throw* it into the waiting coroutine, and a thrown ``GeneratorExit`` (a body may raise
+    one) closes the whole chain of awaiting coroutines instead of reaching the first ``except``."""
+    if not fut.cancelled():
+        fut.set_result(None)
 
 
 class ThreadHop:
@@ -154,10 +153,13 @@ class ThreadHop:
                 raise cast(BaseException, job.value)
             job.loop, job.fut = loop, loop.create_future()
         try:
-            return cast(T, await job.fut)
+            await job.fut
         except BaseException:
             self._abandon(job)
             raise
+        if job.ok:
+            return cast(T, job.value)
+        raise cast(BaseException, job.value)
 
     def _abandon(self, job: _Job) -> None:
         with self._lock:
