@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from toolrig.mcp.shared import Target
+from toolrig.mcp.shared import ReceiveStream, Target
 
 if TYPE_CHECKING:
     from toolrig.sandbox import Sandbox
@@ -65,7 +65,7 @@ def _bounded_client(limit: int, server: str) -> Callable[..., Any]:
     return make
 
 
-class _WatchedReadStream:
+class _WatchedReadStream(ReceiveStream):
     """A read stream that calls ``on_end()`` when the server side ends (EOF or closed), then passes it on."""
 
     def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
@@ -79,23 +79,8 @@ class _WatchedReadStream:
             self._on_end()
             raise
 
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     async def aclose(self) -> None:
         await self._stream.aclose()
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def __getattr__(self, name: str) -> Any:  # e.g. ``last_context`` of the SDK's context streams
         return getattr(self._stream, name)

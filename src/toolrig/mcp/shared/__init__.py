@@ -16,7 +16,7 @@ from toolrig.mcp.shared._content import (
     Resources,
     ResourceSource,
 )
-from toolrig.mcp.shared._context_streams import ContextReceive, ContextSend, context_streams
+from toolrig.mcp.shared._context_streams import ContextReceive, ContextSend, ReceiveStream, context_streams
 from toolrig.mcp.shared._convert import (
     ContentBlock,
     part_to_mcp,
@@ -81,6 +81,7 @@ __all__ = [
     "Oversized",
     "PromptSource",
     "Prompts",
+    "ReceiveStream",
     "ResourceContents",
     "ResourceSource",
     "Resources",

@@ -5,12 +5,43 @@ expects of its read and write streams (it runs a message's handler in the contex
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+from abc import ABC, abstractmethod
+from typing import Any, Self
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["ContextReceive", "ContextSend", "context_streams"]
+__all__ = ["ContextReceive", "ContextSend", "ReceiveStream", "context_streams"]
+
+
+class ReceiveStream(ABC):
+    """What a receive stream offers on top of ``receive`` and ``aclose``: ``async for`` (until the stream ends)
+    and ``async with`` (closes it)."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    async def receive(self) -> Any:
+        """The next item; raises ``anyio.EndOfStream`` once the stream has ended."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Close the stream."""
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 class ContextSend:
@@ -41,7 +72,7 @@ class ContextSend:
         self.inner.close()
 
 
-class ContextReceive:
+class ContextReceive(ReceiveStream):
     """The receiving side of :class:`ContextSend`: yields items, keeps each one's context in ``last_context``."""
 
     __slots__ = ("inner", "last_context")
@@ -55,25 +86,10 @@ class ContextReceive:
         self.last_context = context
         return item
 
-    def __aiter__(self) -> ContextReceive:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     def close(self) -> None:
         self.inner.close()
 
     async def aclose(self) -> None:
-        self.inner.close()
-
-    async def __aenter__(self) -> ContextReceive:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
         self.inner.close()
 
 
