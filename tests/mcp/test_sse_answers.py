@@ -22,7 +22,7 @@ import pytest
 
 from toolrig import CallContext, Injected, tool
 from toolrig.mcp import serve_async
-from toolrig.mcp.server import _answers
+from toolrig.mcp.server import MemoryEventStore, _answers
 from toolrig.mcp.server._answers import JSON_WINDOW
 
 pytestmark = pytest.mark.anyio
@@ -222,3 +222,53 @@ async def test_a_call_that_sends_progress_first_is_answered_on_sse_with_the_prog
         assert [e.get("method") for e in events] == ["notifications/progress", None]
         assert events[0]["params"]["progressToken"] == "p9" and events[1]["id"] == 9
         assert len(event_ids(dechunked(body))) == 3  # the priming event, the progress, the answer
+
+
+class FlakyStore(MemoryEventStore):
+    """An event store (user code) that fails for chosen requests: their priming event, or their messages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail_priming: set[str] = set()
+        self.fail_messages: set[str] = set()
+        self.stored: list[str] = []
+
+    async def store_event(self, stream_id: str, message: Any) -> str:
+        request = stream_id.rpartition("/")[2]  # the server keeps each session's events apart: "<session tag>/<id>"
+        if request in (self.fail_priming if message is None else self.fail_messages):
+            raise RuntimeError("the store is down")
+        self.stored.append(request)
+        return await super().store_event(stream_id, message)
+
+
+async def test_an_event_store_failing_on_the_priming_event_gets_the_sdks_json_rpc_500_and_nothing_runs(
+        caplog: pytest.LogCaptureFixture) -> None:
+    store = FlakyStore()
+    store.fail_priming.add("13")
+    async with served(event_store=store) as port:
+        s, init_headers, _ = await session(port)
+        status, headers, body = await request(port, s, call(13))
+        assert status == 500 and headers["content-type"] == "application/json"
+        assert headers["mcp-session-id"] == init_headers["mcp-session-id"]
+        assert int(headers["content-length"]) == len(body)
+        assert json.loads(body) == {"jsonrpc": "2.0", "id": None,
+                                    "error": {"code": -32603, "message": "Error handling POST request"}}
+        assert "13" not in store.stored  # request 13 was never dispatched: nothing of it was ever sent
+        status, _, body = await request(port, s, call(14))  # the session goes on
+        assert status == 200 and b"answer 14" in body
+    assert "priming event of request 13" in caplog.text
+
+
+async def test_an_event_store_failing_on_a_message_still_delivers_it_without_an_id_and_the_session_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    store = FlakyStore()
+    store.fail_messages.add("15")
+    async with served(event_store=store) as port:
+        s, _, _ = await session(port)
+        status, _, body = await request(port, s, call(15, seconds=JSON_WINDOW * 3))  # an SSE answer: primed
+        assert status == 200
+        events = dechunked(body)
+        assert b"answer 15" in events and len(event_ids(events)) == 1  # the priming event only: the answer has none
+        status, _, body = await request(port, s, call(16, seconds=JSON_WINDOW * 3))
+        assert status == 200 and b"answer 16" in body and len(event_ids(dechunked(body))) == 2
+    assert "a message of request 15" in caplog.text

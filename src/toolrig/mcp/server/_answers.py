@@ -19,7 +19,9 @@ before the request was dispatched, so the stored order is the written order), th
 
 Messages of the session's loop go to a request's own stream while its POST is answered here; any other (a
 request whose stream was closed or broken, the standalone GET stream's) go to the SDK transport, which stores
-them and routes them to a resumed stream (``Last-Event-ID``) as before: one event store serves both.
+them and routes them to a resumed stream (``Last-Event-ID``) as before: one event store serves both. An event
+store is user code: one that raises on a priming event gets the SDK's answer (500, a JSON-RPC internal error, the
+request not dispatched); one that raises on a message leaves that message without an event id, nothing more.
 """
 
 from __future__ import annotations
@@ -150,12 +152,24 @@ class SessionAnswers:
                     await write.send(session_message)  # dropped once the transport has ended the session
                 continue
             assert target is not None
-            event_id = None if self.event_store is None else await self.event_store.store_event(target, message)
+            event_id = None if self.event_store is None else await self._stored(target, message)
             try:
                 await stream.send((message, event_id))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 if self._streams.get(target) is stream:
                     del self._streams[target]
+
+    async def _stored(self, stream_id: str, message: Any) -> str | None:
+        """The event id ``message`` was stored under; None when the event store raised (user code: logged, and the
+        message is still delivered, without an id: only a resumption after it could miss it, where a router that
+        died on the error would end every answer of the session)."""
+        assert self.event_store is not None
+        try:
+            return await self.event_store.store_event(stream_id, message)
+        except Exception:
+            log.exception("the event store failed to store a message of request %s: sent without an event id",
+                          stream_id)
+            return None
 
     async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request POST here when it is an ordinary request on SSE; anything else, the SDK transport.
@@ -212,9 +226,9 @@ class SessionAnswers:
         resumable = self.event_store is not None and is_version_at_least(version, _RESUMABLE_FROM)
         request_id = str(message.id)
         priming = None
-        if resumable:
-            assert self.event_store is not None
-            priming = await self.event_store.store_event(request_id, None)
+        if resumable and (priming := await self._priming(request_id)) is None:
+            await self._server_error(send)  # the SDK's answer when its store fails: nothing is dispatched
+            return
         inbox, outbox = anyio.create_memory_object_stream[tuple[Any, str | None]](_BUFFER)
         self._streams[request_id] = inbox
         close: Callable[[], Any] | None = None
@@ -262,6 +276,24 @@ class SessionAnswers:
                 del self._streams[request_id]
             inbox.close()
             outbox.close()
+
+    async def _priming(self, request_id: str) -> str | None:
+        """The priming event's id, stored before the request is dispatched; None when the event store raised."""
+        assert self.event_store is not None
+        try:
+            return await self.event_store.store_event(request_id, None)
+        except Exception:  # user code
+            log.exception("the event store failed to store the priming event of request %s", request_id)
+            return None
+
+    async def _server_error(self, send: Send) -> None:
+        """The SDK transport's answer to a POST it failed to handle: status 500, a JSON-RPC internal error."""
+        error = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(
+            code=mcp_types.INTERNAL_ERROR, message="Error handling POST request"))
+        data = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        headers = [*self.json_headers, (b"content-length", str(len(data)).encode())]
+        await send({"type": "http.response.start", "status": 500, "headers": headers})
+        await send({"type": "http.response.body", "body": data, "more_body": False})
 
     @staticmethod
     async def _first(outbox: MemoryObjectReceiveStream[tuple[Any, str | None]]) -> tuple[Any, str | None] | None:

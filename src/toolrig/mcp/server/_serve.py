@@ -13,7 +13,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -24,6 +24,9 @@ from toolrig.mcp.server._limits import BODY_TIMEOUT, MAX_BODY_BYTES
 from toolrig.mcp.server._server import ToolServer
 from toolrig.mcp.server._stages import served_stages
 from toolrig.mcp.shared import PromptSource, ResourceSource
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http import EventStore
 
 __all__ = ["build_server", "http_app", "run_blocking", "serve", "serve_async"]
 
@@ -59,22 +62,24 @@ def http_app(tools: Any, *, path: str = "/mcp", host: str = "127.0.0.1", auth: B
              json_response: bool = False, health: Callable[[], Mapping[str, Any]] | None = None,
              retry_interval: int | None = None, server: ToolServer | None = None, port: int | None = None,
              max_body: int = MAX_BODY_BYTES, body_timeout: float = BODY_TIMEOUT, idle_timeout: float | None = 1800.0,
-             max_sessions: int | None = 10_000, openapi: bool = False, **options: Any) -> Any:
+             max_sessions: int | None = 10_000, openapi: bool = False, event_store: EventStore | None = None,
+             **options: Any) -> Any:
     """An ASGI app serving ``tools`` over streamable HTTP (run it with uvicorn, or test it in process).
 
     ``port``: the port it is served on (loopback Host / Origin values must then name it); ``max_body`` /
     ``body_timeout``: the largest POST body and the seconds to send it; ``idle_timeout``: seconds a session
     may go without a request in flight before it ends (a client gone without closing it); ``max_sessions``:
-    most sessions at once (503 beyond); ``openapi``: also ``POST /tools/{name}`` and ``GET /openapi.json`` (plain
-    HTTP, same pipeline and auth). ``/healthz`` says ``status``: ``ok``, ``degraded`` (the audit log cannot be
-    written) or ``stopping``. ``**options`` go to :func:`build_server`. The app's lifespan opens
-    the toolset and closes the runtime.
+    most sessions at once (503 beyond); ``event_store``: where SSE events are kept for resumption (default: in
+    memory; a custom ``EventStore`` that raises is answered, not fatal); ``openapi``: also ``POST /tools/{name}``
+    and ``GET /openapi.json`` (plain HTTP, same pipeline and auth). ``/healthz`` says ``status``: ``ok``,
+    ``degraded`` (the audit log cannot be written) or ``stopping``. ``**options`` go to :func:`build_server`.
+    The app's lifespan opens the toolset and closes the runtime.
     """
     server = server or build_server(tools, **options)
     app = build_app(server, path=path, host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
                     auth=auth, stateless=stateless, json_response=json_response, health=with_status(server, health),
                     retry_interval=retry_interval, port=port, max_body=max_body, body_timeout=body_timeout,
-                    idle_timeout=idle_timeout, max_sessions=max_sessions, openapi=openapi)
+                    idle_timeout=idle_timeout, max_sessions=max_sessions, openapi=openapi, event_store=event_store)
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -125,8 +130,8 @@ async def serve_async(tools: Any = None, *, transport: Transport = "stdio", host
 
 
 _HTTP_OPTIONS = frozenset({"path", "auth", "stateless", "allowed_hosts", "allowed_origins", "json_response",
-                           "health", "retry_interval", "max_body", "body_timeout", "idle_timeout", "max_sessions",
-                           "openapi"})
+                           "health", "retry_interval", "event_store", "max_body", "body_timeout", "idle_timeout",
+                           "max_sessions", "openapi"})
 
 
 def _listen(host: str, port: int) -> socket.socket:
