@@ -246,3 +246,26 @@ def test_any_start_url_ends_cleanly_off_loopback(url: str, pages: int, network_g
     outcome = call(Runtime([crawl_tool(delay=0, timeout=5)], audit=False), "crawl", url=url, max_pages=pages)
     assert_clean(outcome)
     assert network_guard.outside == []
+
+
+def test_allowed_hosts_keep_the_crawl_on_them_even_without_same_site(site: Site, canary: Canary,
+                                                                     network_guard: NetworkGuard) -> None:
+    runtime = crawl_runtime(site, allowed_hosts=["127.0.0.1"],
+                            allow_endpoints=[f"127.0.0.1:{site.port}", f"127.0.0.1:{canary.port}"])
+    outcome = call(runtime, "crawl", url=site.url + "/", same_site=False)
+    assert f"## {site.url}/a\n" in outcome.content
+    refused = outcome.content.split("## Refused", 1)[1]
+    lines = {line.split(": ", 1)[0][2:]: line for line in refused.splitlines() if line.startswith("- ")}
+    assert "[host_not_allowed]" in lines["https://elsewhere.example/x"]
+    assert "[host_not_allowed]" in lines[f"{site.url}/to-metadata"]
+    elsewhere = call(runtime, "crawl", call_id="c2", url="https://elsewhere.example/")
+    assert elsewhere.error is not None and "not among the allowed hosts" in elsewhere.content
+    assert network_guard.outside == [] and network_guard.names == []
+
+
+def test_allowed_hosts_from_config() -> None:
+    tools = tools_from_config({"files": False, "calculator": False, "current_time": False,
+                               "http_fetch": {"allowed_hosts": ["docs.example.org"]},
+                               "crawl": {"allowed_hosts": ["*.example.org"]}})
+    assert [t.name for t in tools] == ["http_fetch", "crawl"]
+    assert "docs.example.org" in tools[0].spec.description

@@ -54,3 +54,18 @@ def test_no_blocked_literal_address_reaches_the_approver(host: str, scheme: str,
 async def test_a_public_name_is_still_asked_about() -> None:
     _outcome, asked = await fetch_asking("https://example.invalid/page")
     assert len(asked) == 1  # a name is resolved when fetched: its check cannot come first
+
+
+async def test_an_unlisted_host_is_refused_before_anyone_is_asked() -> None:
+    asked: list[str] = []
+
+    def approver(call: ToolCall, context: CallContext, reason: str) -> bool:
+        asked.append(str(call.arguments))
+        return True
+
+    policy = Policy(ask=["http_fetch"], allowed_tools=None)
+    async with Runtime([http_fetch_tool(allowed_hosts=["docs.example.org"])], policy=policy, approval=approver,
+                       audit=False) as rt:
+        with anyio.fail_after(60):
+            outcome = await rt.call(ToolCall(name="http_fetch", arguments={"url": "https://evil.example.net/x"}))
+    assert asked == [] and outcome.error is not None and outcome.error.kind is ErrorKind.DENIED

@@ -135,3 +135,26 @@ def test_a_redirect_to_the_canary_is_refused(web: FakeWeb, canary: Canary) -> No
             outcome = call(rt, "http_fetch", url=f"http://public.example:{web.port}/to-canary?to={target}")
             assert outcome.error.kind is ErrorKind.DENIED, outcome.content
     assert canary.connections == 0
+
+
+def test_allowed_hosts_limit_the_fetch_and_the_description_names_them(web: FakeWeb, canary: Canary) -> None:
+    fetch = http_fetch_tool(allowed_hosts=["public.example", "*.docs.example"])
+    assert fetch.spec.description.endswith("Only these hosts can be fetched: *.docs.example, public.example.")
+    assert http_fetch_tool().spec.description == fetch.spec.description.split("\n\nOnly these hosts")[0]
+    with fetch_runtime(web, allowed_hosts=["public.example"], allowed_ports=[80, 443, canary.port]) as rt:
+        assert call(rt, "http_fetch", url=f"http://PUBLIC.example.:{web.port}/json").ok
+        for n, url in enumerate([f"http://other.example:{web.port}/json", f"http://public.example.evil:{web.port}/",
+                                 f"http://127.0.0.1:{web.port}/json",
+                                 f"http://public.example:{web.port}/to-canary?to=http://elsewhere.example:"
+                                 f"{canary.port}/"]):
+            outcome = call(rt, "http_fetch", call_id=f"c{n}", url=url)
+            assert outcome.error is not None and outcome.error.kind is ErrorKind.DENIED, outcome.content
+            assert "not among the allowed hosts" in outcome.error.message
+    assert canary.connections == 0
+    assert [r.path for r in web.requests].count("/json") == 1
+
+
+@pytest.mark.parametrize("entry", ["*", "https://public.example", "public.example:80", "*.com"])
+def test_a_bad_allowed_host_fails_when_the_tool_is_made(entry: str) -> None:
+    with pytest.raises(ValueError):
+        http_fetch_tool(allowed_hosts=[entry])

@@ -12,7 +12,7 @@ mapping of the options of its factory)::
     ocr: false               # ocr_tool(root, max_bytes=..., languages="eng", max_pixels=..., max_pages=...,
                              #          max_images=..., max_chars=..., timeout=..., tesseract=...)
     http_fetch: false        # http_fetch_tool(allow_private=..., max_bytes=..., timeout=..., max_chars=...,
-                             #                 allowed_ports=[...], allow_endpoints=[...])
+                             #                 allowed_ports=[...], allow_endpoints=[...], allowed_hosts=[...])
     shell: false             # shell_tool(root, allow=[...], ask=[...], deny=[...], timeout=..., max_timeout=...,
                              #            network=..., env={...}, max_output_chars=...)
     python: false            # python_tool(timeout=..., network=..., max_output_chars=...)
@@ -21,7 +21,7 @@ mapping of the options of its factory)::
     clarify: false           # clarify_tool(timeout=..., max_chars=..., max_choices=...): asks through MCP elicitation
     crawl: false             # crawl_tool(max_bytes=..., timeout=..., delay=..., max_delay=..., max_pages=...,
                              #            page_chars=..., max_chars=..., allow_private=..., allowed_ports=[...],
-                             #            allow_endpoints=[...], user_agent=...)
+                             #            allow_endpoints=[...], allowed_hosts=[...], user_agent=...)
     email: false             # email_tool(smtp_url=..., sender=..., allowed_recipients=[...], password_env=...,
                              #            timeout=..., max_recipients=..., max_subject=..., max_body=...)
     todo: false              # todo_tools(max_items=..., ttl=..., max_sessions=...)

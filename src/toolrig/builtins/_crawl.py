@@ -253,7 +253,7 @@ def crawl_tool(*, resolver: Resolver | AsyncResolver | None = None, max_bytes: i
                page_chars: int = 5_000, max_chars: int = 50_000, allow_private: bool = False,
                allowed_ports: Iterable[int] | None = None, allow_endpoints: Iterable[str] = (),
                user_agent: str = "toolrig-crawl", sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
-               clock: Callable[[], float] = time.monotonic) -> BaseTool:
+               clock: Callable[[], float] = time.monotonic, allowed_hosts: Iterable[str] = ()) -> BaseTool:
     """The ``crawl(url, max_pages=20, same_site=True)`` tool: SSRF-safe, robots.txt honoured, polite, capped.
 
     Args:
@@ -269,9 +269,12 @@ def crawl_tool(*, resolver: Resolver | AsyncResolver | None = None, max_bytes: i
         allowed_ports: ports that may be connected to (default 80 and 443).
         allow_endpoints: exact ``"address:port"`` pairs allowed although their address is blocked.
         user_agent: sent with every request and matched against robots.txt.
+        allowed_hosts: when given, the only hosts that may be crawled (``docs.example.com``, ``*.example.com``, an
+            IP address): a start page elsewhere is refused, links elsewhere are not followed.
         sleep, clock: how the delay waits and reads the time (tests inject both).
     """
     fetcher = HttpFetch(resolver=resolver, max_bytes=max_bytes, fetch_timeout=timeout, allow_private=allow_private,
-                        allowed_ports=allowed_ports, allow_endpoints=allow_endpoints, user_agent=user_agent)
+                        allowed_ports=allowed_ports, allow_endpoints=allow_endpoints, user_agent=user_agent,
+                        allowed_hosts=allowed_hosts)
     return Crawl(fetcher, delay=delay, max_delay=max_delay, max_pages=max_pages, page_chars=page_chars,
                  max_chars=max_chars, user_agent=user_agent, sleep=sleep, clock=clock)

@@ -24,9 +24,11 @@ import httpx
 from toolrig import CallContext, Decision, ModelRetry, Tool, ToolFailure, TransientError
 from toolrig.builtins._html import html_to_text
 from toolrig.errors import URLDenied
-from toolrig.guards import AsyncResolver, FetchResult, Resolver, SafeHTTPClient, URLRules, check_url
+from toolrig.guards import AsyncResolver, FetchResult, Resolver, SafeHTTPClient, URLRules, check_url, host_patterns
 
-__all__ = ["HttpFetch", "http_fetch_tool"]
+__all__ = ["HttpFetch", "http_fetch_tool", "limited_to_hosts"]
+
+_DESCRIBED_HOSTS = 20
 
 _HTML = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", "application/ld+json",
@@ -58,12 +60,13 @@ class HttpFetch(Tool):
     def __init__(self, *, resolver: Resolver | AsyncResolver | None = None, max_bytes: int = 2_000_000,
                  fetch_timeout: float = 20.0, max_chars: int = 50_000, allow_private: bool = False,
                  allowed_ports: Iterable[int] | None = None, allow_endpoints: Iterable[str] = (),
-                 user_agent: str = "toolrig-http-fetch") -> None:
+                 user_agent: str = "toolrig-http-fetch", allowed_hosts: Iterable[str] = ()) -> None:
         self.resolver = resolver
         self.max_bytes, self.fetch_timeout, self.max_chars = max_bytes, fetch_timeout, max_chars
         self.allow_private = allow_private
         self.allowed_ports = tuple(allowed_ports) if allowed_ports is not None else None
         self.allow_endpoints = tuple(allow_endpoints)
+        self.allowed_hosts = tuple(sorted(host_patterns(allowed_hosts)))  # a bad entry fails here, at definition
         self.user_agent = user_agent
         self._ssl: ssl.SSLContext | None = None
         self._lock = threading.Lock()
@@ -77,7 +80,7 @@ class HttpFetch(Tool):
     def rules(self) -> URLRules:
         """The URL rules this tool fetches under."""
         return URLRules.build(allowed_ports=self.allowed_ports, allow_private=self.allow_private,
-                              allow_endpoints=self.allow_endpoints)
+                              allow_endpoints=self.allow_endpoints, allowed_hosts=self.allowed_hosts)
 
     def review(self, values: Mapping[str, Any], ctx: CallContext) -> Decision | None:
         """Deny, before anyone is asked to approve, a URL the fetch would refuse without resolving a name."""
@@ -97,7 +100,8 @@ class HttpFetch(Tool):
         return SafeHTTPClient(resolver=self.resolver, max_bytes=self.max_bytes, timeout=self.fetch_timeout,
                               allow_private=self.allow_private,
                               allowed_ports=list(self.allowed_ports) if self.allowed_ports is not None else None,
-                              allow_endpoints=self.allow_endpoints, ssl_context=self._ssl_context(),
+                              allow_endpoints=self.allow_endpoints, allowed_hosts=self.allowed_hosts,
+                              ssl_context=self._ssl_context(),
                               user_agent=self.user_agent)
 
     async def run(self, url: str) -> str:
@@ -138,7 +142,8 @@ def _no_lookup(host: str) -> list[str]:
 
 def http_fetch_tool(*, resolver: Resolver | AsyncResolver | None = None, max_bytes: int = 2_000_000,
                     timeout: float = 20.0, max_chars: int = 50_000, allow_private: bool = False,
-                    allowed_ports: Iterable[int] | None = None, allow_endpoints: Iterable[str] = ()) -> HttpFetch:
+                    allowed_ports: Iterable[int] | None = None, allow_endpoints: Iterable[str] = (),
+                    allowed_hosts: Iterable[str] = ()) -> HttpFetch:
     """The ``http_fetch(url)`` tool: SSRF-safe, size and time capped, HTML to text, output fenced.
 
     Args:
@@ -149,6 +154,23 @@ def http_fetch_tool(*, resolver: Resolver | AsyncResolver | None = None, max_byt
         allow_private: also fetch private, loopback and link-local addresses (never cloud metadata).
         allowed_ports: ports that may be connected to (default 80 and 443).
         allow_endpoints: exact ``"address:port"`` pairs allowed although their address is blocked.
+        allowed_hosts: when given, the only hosts that may be fetched, redirects included (``api.example.com``,
+            ``*.example.com``, an IP address); the tool's description names them.
     """
-    return HttpFetch(resolver=resolver, max_bytes=max_bytes, fetch_timeout=timeout, max_chars=max_chars,
-                     allow_private=allow_private, allowed_ports=allowed_ports, allow_endpoints=allow_endpoints)
+    fetch = HttpFetch(resolver=resolver, max_bytes=max_bytes, fetch_timeout=timeout, max_chars=max_chars,
+                      allow_private=allow_private, allowed_ports=allowed_ports, allow_endpoints=allow_endpoints,
+                      allowed_hosts=allowed_hosts)
+    return limited_to_hosts(fetch)
+
+
+def limited_to_hosts(fetch: HttpFetch) -> HttpFetch:
+    """``fetch`` with its description naming its allowed hosts, if it has any (the model then asks for no other)."""
+    hosts = fetch.allowed_hosts
+    if not hosts:
+        return fetch
+    shown = ", ".join(hosts[:_DESCRIBED_HOSTS]) + (f" and {len(hosts) - _DESCRIBED_HOSTS} more"
+                                                   if len(hosts) > _DESCRIBED_HOSTS else "")
+    description = f"{fetch.spec.description}\n\nOnly these hosts can be fetched: {shown}."
+    limited = fetch.with_spec(description=description)
+    assert isinstance(limited, HttpFetch)
+    return limited

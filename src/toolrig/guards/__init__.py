@@ -7,7 +7,7 @@ Usable on their own and by the built-in tools:
   :data:`DEFAULT_PROTECTED`, :class:`FileInfo`.
 - URLs: :func:`check_url` / :func:`acheck_url` -> :class:`CheckedURL`, :class:`URLRules`,
   :class:`SafeHTTPClient` / :func:`safe_fetch` -> :class:`FetchResult`, :func:`blocked_category`,
-  :data:`METADATA_ADDRESSES`.
+  :data:`METADATA_ADDRESSES`; host allow-lists :func:`host_patterns` / :func:`host_allowed`.
 - Commands: :func:`parse_command` -> :class:`ParsedCommand` (:class:`SimpleCommand`, :class:`Redirect`),
   :class:`CommandRules` (formerly ``CommandPolicy``) ``.decide(text)`` -> :class:`CommandDecision` (per sub-command
   :class:`CommandVerdict`), :func:`command_covered`, :data:`DEFAULT_BLOCKLIST` / :class:`BlockRule`,
@@ -48,6 +48,7 @@ from toolrig.guards._cmdpolicy import (
     glob_mentions,
 )
 from toolrig.guards._fetch import FetchResult, SafeHTTPClient, safe_fetch
+from toolrig.guards._hosts import host_allowed, host_patterns
 from toolrig.guards._listing import FileInfo
 from toolrig.guards._pathguard import PathGuard
 from toolrig.guards._protected import DEFAULT_PROTECTED, ProtectedRule
@@ -110,6 +111,8 @@ __all__ = [
     "command_flags",
     "glob_covers",
     "glob_mentions",
+    "host_allowed",
+    "host_patterns",
     "parse_command",
     "parse_ipv4_like_libc",
     "risky_reason",

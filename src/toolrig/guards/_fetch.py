@@ -11,7 +11,7 @@ from __future__ import annotations
 import http.cookiejar
 import ssl
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
@@ -130,7 +130,7 @@ class SafeHTTPClient:
         resolver: ``host -> addresses`` (plain or coroutine function); default: ``getaddrinfo`` in a
             worker thread. Tests pass a stub, never real DNS.
         rules: a :class:`URLRules`; or build one from ``allowed_ports``, ``allow``, ``allow_private``,
-            ``allow_endpoints`` (see :meth:`URLRules.build`).
+            ``allow_endpoints``, ``allowed_hosts`` (see :meth:`URLRules.build`).
         max_bytes: body cap (the rest is dropped and ``truncated`` set).
         timeout: seconds for the whole fetch, redirects and body included.
         max_redirects: redirects followed, each checked like the first URL (more: ``redirect_limit``).
@@ -141,12 +141,12 @@ class SafeHTTPClient:
     def __init__(self, *, resolver: Resolver | AsyncResolver | None = None, rules: URLRules | None = None,
                  allowed_ports: list[int] | tuple[int, ...] | frozenset[int] | None = None,
                  allow: tuple[str, ...] | list[str] = (), allow_private: bool = False,
-                 allow_endpoints: tuple[str, ...] | list[str] = (),
+                 allow_endpoints: tuple[str, ...] | list[str] = (), allowed_hosts: Iterable[str] = (),
                  max_bytes: int = 5_000_000, timeout: float = 30.0, max_redirects: int = 5,
                  ssl_context: ssl.SSLContext | None = None, headers: Mapping[str, str] | None = None,
                  user_agent: str = "toolrig") -> None:
         self.rules = rules or URLRules.build(allowed_ports=allowed_ports, allow=allow, allow_private=allow_private,
-                                             allow_endpoints=allow_endpoints)
+                                             allow_endpoints=allow_endpoints, allowed_hosts=allowed_hosts)
         self.resolver = resolver
         self.max_bytes, self.timeout, self.max_redirects = max_bytes, timeout, max_redirects
         no_cookies = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))

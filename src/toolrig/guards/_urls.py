@@ -27,6 +27,7 @@ from toolrig.guards._addresses import (
     parse_ip_literal,
     parse_ipv4_like_libc,
 )
+from toolrig.guards._hosts import host_allowed, host_patterns
 
 __all__ = [
     "BLOCKED_NAME_SUFFIXES",
@@ -52,6 +53,7 @@ PRIVATE_CATEGORIES = frozenset({"private", "unique-local", "cgnat", "loopback", 
 """What ``allow_private=True`` permits. Cloud metadata addresses stay blocked even then."""
 
 _MAX_URL = 8192
+_LISTED_HOSTS = 10
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\Z")
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
@@ -71,6 +73,9 @@ class URLRules:
         blocked_suffixes: name suffixes refused before resolution.
         allow_endpoints: exact ``(address, port)`` pairs permitted although the table blocks the
             address (a local sidecar on ``127.0.0.1:8080``), without opening the rest of that address.
+        allowed_hosts: when not empty, the only hosts a URL may name (``api.example.com``, ``*.example.com``,
+            an IP address; see :mod:`toolrig.guards._hosts`), checked before any resolution. A listed host is
+            still checked like any other: the list never opens an address the rules block.
     """
 
     allowed_schemes: frozenset[str] = frozenset({"http", "https"})
@@ -80,18 +85,31 @@ class URLRules:
     allow_single_label: bool = False
     blocked_suffixes: tuple[str, ...] = field(default=BLOCKED_NAME_SUFFIXES)
     allow_endpoints: frozenset[tuple[str, int]] = frozenset()
+    allowed_hosts: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed_hosts", host_patterns(self.allowed_hosts))  # a bad entry fails here
 
     @classmethod
     def build(cls, *, allowed_ports: Iterable[int] | None = None, allow: Iterable[str] = (),
               allow_private: bool = False, allowed_schemes: Iterable[str] | None = None,
-              allow_endpoints: Iterable[str] = ()) -> URLRules:
+              allow_endpoints: Iterable[str] = (), allowed_hosts: Iterable[str] = ()) -> URLRules:
         """Rules from plain values: ``allow=["127.0.0.1/32"]``, ``allowed_ports=[80, 443, 8080]``,
-        ``allow_endpoints=["127.0.0.1:8080", "[::1]:9000"]`` (each endpoint's port is allowed too)."""
+        ``allow_endpoints=["127.0.0.1:8080", "[::1]:9000"]`` (each endpoint's port is allowed too),
+        ``allowed_hosts=["api.example.com", "*.example.org"]``."""
         endpoints = frozenset(_endpoint(e) for e in allow_endpoints)
         ports = frozenset(allowed_ports or (80, 443)) | {port for _, port in endpoints}
         return cls(allowed_schemes=frozenset(allowed_schemes or ("http", "https")), allowed_ports=ports,
                    allow=tuple(ipaddress.ip_network(a, strict=False) for a in allow),
-                   allow_private=allow_private, allow_endpoints=endpoints)
+                   allow_private=allow_private, allow_endpoints=endpoints, allowed_hosts=host_patterns(allowed_hosts))
+
+    def names_host(self, host: str, literal: IPAddress | None) -> bool:
+        """``host`` (as the URL parser gives it; ``literal``: the address it denotes, if any) may be named."""
+        if not self.allowed_hosts:
+            return True
+        if literal is not None:
+            return literal.compressed in self.allowed_hosts
+        return host_allowed(host, tuple(self.allowed_hosts))
 
     def category(self, ip: IPAddress, port: int | None = None) -> str | None:
         """The category blocking ``ip`` (connected on ``port``) under these rules, or None when allowed."""
@@ -236,7 +254,13 @@ def _check_addresses(addresses: Iterable[str], host: str, url: str, rules: URLRu
 def _split(url: object, rules: URLRules) -> tuple[httpx.URL, str, int, IPAddress | None]:
     text = _precheck(url)
     parsed, host, port = _parse(text, rules)
-    return parsed, host, port, _literal(host, text)
+    literal = _literal(host, text)
+    if not rules.names_host(host, literal):
+        listed = sorted(rules.allowed_hosts)
+        shown = ", ".join(listed[:_LISTED_HOSTS]) + (f" and {len(listed) - _LISTED_HOSTS} more"
+                                                     if len(listed) > _LISTED_HOSTS else "")
+        raise URLDenied("host_not_allowed", text, f"host {host!r} is not among the allowed hosts ({shown})")
+    return parsed, host, port, literal
 
 
 def _finish(parsed: httpx.URL, host: str, port: int, addresses: tuple[str, ...], literal: bool) -> CheckedURL:

@@ -25,7 +25,7 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolrig.errors import URLDenied
-from toolrig.guards import AsyncResolver, Resolver, URLRules, acheck_url
+from toolrig.guards import AsyncResolver, Resolver, URLRules, acheck_url, host_allowed
 
 __all__ = ["EGRESS_KEY", "ENV_KEY", "PATHS_KEY", "EgressProxy", "host_allowed"]
 
@@ -41,12 +41,6 @@ starts in ``R``, so its relative paths mean the same as outside."""
 
 log = logging.getLogger("toolrig.sandbox")
 _MAX_HEAD = 16 * 1024
-
-
-def host_allowed(host: str, allowed: Sequence[str]) -> bool:
-    """``host`` is one of ``allowed`` or under one of its ``*.`` wildcards (case-insensitive)."""
-    host = host.lower().rstrip(".")
-    return any(host == a or (a.startswith("*.") and host.endswith(a[1:])) for a in (x.lower() for x in allowed))
 
 
 def _deny(reason: str) -> bytes:
