@@ -52,6 +52,7 @@ from _runtime_peers import (
 from _runtime_peers import arguments as workload_arguments
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+PINS = Path(__file__).resolve().parent / "requirements-runtime.txt"
 REFERENCE = "pydantic_ai.handle_call"
 ELSEWHERE_US = {  # measured on another machine for the same tool (the reference the project targets were set from)
     "async": {"pydantic_ai.handle_call": 25, "openai_agents.on_invoke_tool": 19, "mcp.call_tool": 20,
@@ -347,6 +348,7 @@ def print_report(data: dict[str, Any]) -> None:
     meta = data["meta"]
     print(f"toolrig runtime benchmark: {meta['calls']:,} calls per batch, median of {meta['rounds']} batches, "
           f"Python {meta['python']}, {meta['cpus']} CPU(s)")
+    print(peer_versions(meta["versions"]))
     notes = {}
     for workload, variants in data["per_call"].items():
         for variant, results in variants.items():
@@ -423,6 +425,25 @@ def summary(data: dict[str, Any]) -> str:
     if many:
         parts.append(f"call_many {many['calls_per_s']:,.0f} calls/s")
     return "SUMMARY: " + "; ".join(parts)
+
+
+def pinned_peers(path: Path = PINS) -> dict[str, str]:
+    """``{distribution: version}`` of ``bench/requirements-runtime.txt`` (``name==version`` lines)."""
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.split("#", 1)[0].strip().partition("==")
+        if sep:
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def peer_versions(versions: dict[str, str]) -> str:
+    """One line: each pinned peer with the version this run used, and any that differ from the pins."""
+    pins = pinned_peers()
+    off = [f"{name} {versions.get(name, 'not installed')} (pinned {want})" for name, want in pins.items()
+           if versions.get(name) != want]
+    line = "peers: " + ", ".join(f"{name} {versions.get(name, '?')}" for name in pins)
+    return line + ("; NOT the pinned versions: " + ", ".join(off) if off else " (as pinned in " + PINS.name + ")")
 
 
 def _versions() -> dict[str, str]:
