@@ -15,8 +15,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from toolrig.audit._pgread import COLUMNS as _COLUMNS
+from toolrig.audit._pgread import query_table, shown_url, split_url
 from toolrig.audit._record import AuditRecord
-from toolrig.audit._sqlite import Since, _since_epoch
+from toolrig.audit._sqlite import Since
 from toolrig.errors import ConfigError
 
 __all__ = ["COPY_FROM", "PostgresSink"]
@@ -24,8 +26,6 @@ __all__ = ["COPY_FROM", "PostgresSink"]
 COPY_FROM = 64
 """Batches of this many rows or more are written by ``COPY`` (fewer: ``executemany``; measured in bench/README.md)."""
 
-_COLUMNS = ("id", "call_id", "time", "user_name", "agent", "session", "tool", "version", "arguments", "decision",
-            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta", "run_id", "step_id")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {table} (
     seq BIGSERIAL PRIMARY KEY,
@@ -47,8 +47,6 @@ ALTER TABLE {table} ADD COLUMN IF NOT EXISTS step_id TEXT;
 CREATE INDEX IF NOT EXISTS {table}_run_id ON {table} (run_id);
 """
 # run_id and step_id were added after the first schema: a table made before gains them (old rows keep NULL).
-_FILTERS = {"tool": "tool", "user": "user_name", "kind": "kind", "agent": "agent", "session": "session",
-            "call_id": "call_id", "status": "status", "run_id": "run_id"}
 
 
 def _json(value: Any) -> str | None:
@@ -71,13 +69,7 @@ class PostgresSink:
     """
 
     def __init__(self, url: str) -> None:
-        base, _, query = url.partition("?")
-        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
-        self.table = params.pop("table", "toolrig_audit")
-        if not self.table.replace("_", "").isalnum():
-            raise ConfigError(f"audit table name {self.table!r}: use letters, digits and '_'")
-        rest = "&".join(f"{k}={v}" for k, v in params.items())
-        self.url = base + (f"?{rest}" if rest else "")
+        self.url, self.table = split_url(url)
         self._conn: Any = None
         self._lock = threading.Lock()
         columns = ", ".join(_COLUMNS)
@@ -141,23 +133,13 @@ class PostgresSink:
     def query(self, *, tool: str | None = None, user: str | None = None, kind: str | None = None,
               since: Since | None = None, limit: int | None = 100, agent: str | None = None,
               session: str | None = None, call_id: str | None = None, status: str | None = None,
-              run_id: str | None = None) -> list[AuditRecord]:
-        """Rows matching every given filter, newest first."""
-        values = {"tool": tool, "user": user, "kind": kind, "agent": agent, "session": session, "call_id": call_id,
-                  "status": status, "run_id": run_id}
-        where = [f"{_FILTERS[k]} = %s" for k, v in values.items() if v is not None]
-        params: list[Any] = [v for v in values.values() if v is not None]
-        if since is not None:
-            where.append("time >= %s")
-            params.append(_since_epoch(since))
-        sql = (f"SELECT {', '.join(_COLUMNS)} FROM {self.table}" + (f" WHERE {' AND '.join(where)}" if where else "")
-               + " ORDER BY time DESC, seq DESC")
-        if limit is not None:
-            sql += " LIMIT %s"
-            params.append(max(0, int(limit)))
+              run_id: str | None = None, until: Since | None = None, text: str | None = None, offset: int = 0,
+              summary: bool = False) -> list[AuditRecord]:
+        """Rows matching every given filter, newest first (the filters of :meth:`toolrig.audit.AuditLog.query`)."""
         with self._lock:
-            rows = self._connection().execute(sql, params).fetchall()
-        return [_record(row) for row in rows]
+            return query_table(self._connection(), self.table, tool=tool, user=user, kind=kind, since=since,
+                               limit=limit, agent=agent, session=session, call_id=call_id, status=status,
+                               run_id=run_id, until=until, text=text, offset=offset, summary=summary)
 
     def close(self) -> None:
         """Close the connection (reopened by the next write)."""
@@ -167,7 +149,7 @@ class PostgresSink:
                 self._conn = None
 
     def __repr__(self) -> str:
-        return f"PostgresSink(table={self.table!r})"
+        return f"PostgresSink({shown_url(self.url)!r}, table={self.table!r})"
 
 
 def _merged(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -181,12 +163,3 @@ def _merged(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         first = by_id.get(row[0])
         by_id[row[0]] = row if first is None else (*first[:3], *row[3:])
     return list(by_id.values())
-
-
-def _record(row: Sequence[Any]) -> AuditRecord:
-    (rid, call_id, time, user, agent, session, tool, version, arguments, decision, status, ok, kind, error,
-     duration_ms, attempts, repairs, meta, run_id, step_id) = row
-    return AuditRecord(id=rid, call_id=call_id, time=time, user=user, agent=agent, session=session, tool=tool,
-                       version=version, arguments=arguments, decision=decision, status=status, ok=ok, kind=kind,
-                       error=error, duration_ms=duration_ms, attempts=attempts, repairs=tuple(repairs or ()),
-                       meta=meta or {}, run_id=run_id, step_id=step_id)

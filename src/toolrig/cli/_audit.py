@@ -11,7 +11,6 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,7 +18,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from toolrig.audit import AuditLog, AuditRecord, configured_audit_path, default_audit_path
+from toolrig.audit import AuditLog, AuditRecord
 from toolrig.cli._common import fail, stdout
 from toolrig.fencing import sanitize
 
@@ -110,8 +109,10 @@ def _arguments_text(record: AuditRecord) -> str:
 
 def audit_command(
     *,
-    db: Annotated[Path | None, typer.Option(
-        "--db", metavar="PATH", help="Audit database (default: TOOLRIG_AUDIT or the user data folder).")] = None,
+    db: Annotated[str | None, typer.Option(
+        "--db", metavar="PATH|URL",
+        help="Audit database: a SQLite file or a postgresql:// URL (default: TOOLRIG_AUDIT or the user data "
+             "folder).")] = None,
     tool: Annotated[str | None, typer.Option("--tool", "-t", help="Only calls of this tool.")] = None,
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only calls made for this user.")] = None,
     kind: Annotated[str | None, typer.Option(
@@ -125,23 +126,24 @@ def audit_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
 ) -> None:
     """Show recorded tool calls, newest first."""
-    path = db if db is not None else (configured_audit_path() or default_audit_path())
+    audit_log = AuditLog(db)  # None: what a default runtime writes to (TOOLRIG_AUDIT, else the user data folder)
+    shown = audit_log.location  # a URL's password is not shown
     try:
         since_value = None if since is None else parse_since(since)
     except ValueError as exc:
         fail(str(exc), code=2)
     try:
-        records = AuditLog(path).query(tool=tool, user=user, kind=kind, agent=agent, session=session,
-                                       since=since_value, limit=limit, run_id=run)
+        records = audit_log.query(tool=tool, user=user, kind=kind, agent=agent, session=session,
+                                  since=since_value, limit=limit, run_id=run)
     except FileNotFoundError:
-        fail(f"no audit log at {path} (calls are recorded there once a Runtime with audit on has run)")
-    except Exception as exc:  # a locked, corrupt or foreign database
-        fail(f"cannot read the audit log at {path}: {type(exc).__name__}: {exc}")
+        fail(f"no audit log at {shown} (calls are recorded there once a Runtime with audit on has run)")
+    except Exception as exc:  # a locked, corrupt or foreign database; a server that cannot be reached
+        fail(f"cannot read the audit log at {shown}: {type(exc).__name__}: {exc}")
     if as_json:  # ASCII-only JSON: no control or bidi character reaches the terminal raw
         typer.echo(json.dumps([r.to_dict() for r in records], indent=2, ensure_ascii=True, default=str))
         return
     console = stdout()
-    console.print(Text(f"audit log {path} ({len(records)} rows, newest first)"), overflow="fold")
+    console.print(Text(f"audit log {shown} ({len(records)} rows, newest first)"), overflow="fold")
     console.print(_table(records, console.width))
 
 

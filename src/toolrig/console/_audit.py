@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
@@ -17,6 +18,8 @@ from toolrig.console._charts import chart, tool_stats
 from toolrig.console._render import Pages
 
 __all__ = ["FILTERS", "AuditViews", "parse_time"]
+
+log = logging.getLogger("toolrig.console")
 
 FILTERS = ("tool", "user", "agent", "session", "run_id", "kind")
 PAGE = 50
@@ -61,10 +64,10 @@ class AuditViews:
         self.pages = pages
 
     async def _query(self, **filters: Any) -> list[Any]:
-        log = self.backend.audit
-        if log is None or not log.path.is_file():
+        audit_log = self.backend.audit
+        if audit_log is None or not audit_log.exists():
             return []
-        return await anyio.to_thread.run_sync(lambda: log.query(**filters))
+        return await anyio.to_thread.run_sync(lambda: audit_log.query(**filters))
 
     async def index(self, request: Request) -> Response:
         """``GET /audit``: the rows matching the filters (a page of them), and per-tool charts of the window."""
@@ -74,7 +77,14 @@ class AuditViews:
             page = max(1, int(params.get("page", "1")))
         except ValueError:
             page = 1
-        rows = await self._query(limit=PAGE + 1, offset=(page - 1) * PAGE, **filters)
+        try:
+            rows = await self._query(limit=PAGE + 1, offset=(page - 1) * PAGE, **filters)
+        except Exception as exc:  # the log's database is unreachable, locked or refuses: said on the page
+            log.warning("the console cannot read the audit log: %s: %s", type(exc).__name__, exc)
+            return self.pages.html(request, "audit.html", section="Audit", rows=[], more=False, page=page,
+                                   params=params, kept={}, stats=[], window="auto", windows=list(WINDOWS),
+                                   has_log=True, filters=FILTERS,
+                                   error=f"cannot read the audit log: {type(exc).__name__}: {exc}")
         window = params.get("window", "auto") if params.get("window", "auto") in WINDOWS else "auto"
         end = filters.get("until") or time.time()
         start = filters.get("since") or end - (WINDOWS[window] or WINDOWS["30d"])
@@ -87,7 +97,7 @@ class AuditViews:
         return self.pages.html(
             request, "audit.html", section="Audit", rows=rows[:PAGE], more=len(rows) > PAGE, page=page,
             params=params, kept=kept, stats=[(s, chart(s)) for s in stats[:12]], window=window, windows=list(WINDOWS),
-            has_log=self.backend.audit is not None, filters=FILTERS)
+            has_log=self.backend.audit is not None, filters=FILTERS, error=None)
 
     async def detail(self, request: Request) -> Response:
         """``GET /audit/call/{row}?call_id=...``: one row whole (arguments, decision, outcome, repairs, timings)."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrig._context import CallContext
-from toolrig.audit import AuditLog, SqliteSink
+from toolrig.audit import AuditLog
 from toolrig.policy import ApprovalQueue
 from toolrig.runtime import AuditStage, Runtime
 
@@ -28,7 +28,7 @@ class ConsoleBackend:
     Attributes:
         runtime: every call the console makes goes through it (policy, approval, limits, audit).
         approvals: the approval queue pending calls wait in (None: the runtime asks nobody through a queue).
-        audit: the audit log it reads (None: audit is off or not on SQLite).
+        audit: the audit log it reads (None: audit is off, or kept neither in SQLite nor in PostgreSQL).
         workflows: the workflows it draws, runs and resumes (their runs journaled where each says).
         sources: where a tool comes from, by name (``built-in``, ``local`` or an MCP server's name).
         blocked: what the gateway's review refused (scan findings, changed pins), as plain dicts.
@@ -63,12 +63,12 @@ class ConsoleBackend:
 
     @classmethod
     def of(cls, gateway: Gateway) -> ConsoleBackend:
-        """The backend of ``gateway``: its runtime, its approval queue, its SQLite audit log, its workflows."""
+        """The backend of ``gateway``: its runtime, its approval queue, its audit log, its workflows."""
         runtime = gateway.runtime
         approval = runtime.services.approval
         queue = approval if isinstance(approval, ApprovalQueue) else getattr(approval, "fallback", None)
         audit = next((s for s in runtime.stages if isinstance(s, AuditStage)), None)
-        log = AuditLog(audit.sink.path) if audit is not None and isinstance(audit.sink, SqliteSink) else None
+        log = AuditLog.of_sink(audit.sink) if audit is not None else None
         toolset = gateway.toolset
 
         def sources() -> dict[str, str]:
