@@ -149,7 +149,7 @@ def test_calls_an_mcp_client_waits_on_are_approved_and_denied_in_the_browser(pag
         expect(first).to_contain_text("delete_record")
         assert page.evaluate("document.activeElement.textContent") != "Approve"
         first.get_by_label("Reason").fill("checked by a person")
-        first.get_by_role("button", name="Approve").click()
+        first.get_by_role("button", name="Approve", exact=True).click()
         expect(first).to_contain_text("approved")
         second.get_by_label("Reason").fill("not this one")
         second.get_by_label("Reason").press("Enter")  # Enter in the reason denies: never approves by accident
@@ -158,7 +158,7 @@ def test_calls_an_mcp_client_waits_on_are_approved_and_denied_in_the_browser(pag
             thread.join(timeout=60)
         assert not results["r1"].is_error and "deleted r-1" in results["r1"].content[0].text
         assert results["r2"].is_error and "not this one" in results["r2"].content[0].text
-        expect(page.get_by_role("button", name="Approve")).to_have_count(0)  # decided: the buttons are gone
+        expect(page.get_by_role("button", name="Approve", exact=True)).to_have_count(0)  # decided: no buttons left
         expect(first.locator(".decided")).to_contain_text("checked by a person")
 
 
@@ -175,7 +175,7 @@ def test_a_run_waiting_for_approval_is_approved_and_resumed(page: Any, console: 
     expect(graph.locator('g[data-step="archive"]')).to_have_attribute("data-status", "waiting_approval")
     page.get_by_role("link", name="Approvals", exact=True).click()
     card = page.locator("article.card").filter(has_text="archive_record")
-    card.get_by_role("button", name="Approve").click()
+    card.get_by_role("button", name="Approve", exact=True).click()
     expect(card).to_contain_text("approved")
     page.goto(f"{console.base}/workflows/runs/{run_id}")
     page.get_by_role("button", name="Resume").click()

@@ -114,6 +114,26 @@ async def _file(queue_path: Path, record: str) -> Any:
         await queue.aclose()
 
 
+async def _file_in_session(queue_path: Path, record: str, session: str | None) -> Any:
+    queue = ApprovalQueue(queue_path)
+    try:
+        return await queue.submit(ToolCall(name="delete_record", arguments={"record": record}),
+                                  CallContext(user="u", agent="a", session=session), "asked by rule delete_record",
+                                  "1.0.0")
+    finally:
+        await queue.aclose()
+
+
+async def _remembered(queue_path: Path, record: str, session: str) -> Any:
+    """What a waiting runtime's queue answers for this call now (an allow Decision, or None: it would ask)."""
+    queue = ApprovalQueue(queue_path)
+    try:
+        return await queue._remembered(ToolCall(name="delete_record", arguments={"record": record}),
+                                       CallContext(user="u", agent="a", session=session), "1.0.0")
+    finally:
+        await queue.aclose()
+
+
 async def _get(queue_path: Path, request_id: str) -> Any:
     queue = ApprovalQueue(queue_path)
     try:
@@ -184,3 +204,22 @@ def test_an_upstream_servers_tools_are_filtered_by_source_and_show_their_pin(tmp
         assert "ship" in re.findall(r'href="/tools/([^"]+)"', http.get("/tools", params={"source": "local"}).text)
         page = http.get(f"/tools/{names[0]}").text
         assert re.search(r"<dt>pin</dt><dd>pinned [0-9a-f]{16} \(peer, ", page), page
+
+
+def test_approve_for_this_session_remembers_the_call_in_its_session_only(client: httpx.Client, console: Any) -> None:
+    queue_path = console.folder / "approvals.db"
+    request = _run(_file_in_session, queue_path, "r-9", "s-77")
+    card = client.get(f"/approvals/{request.id}").text
+    assert f'formaction="/approvals/{request.id}/remember"' in card and "Approve for this session" in card
+    headers = {"origin": console.base, "x-csrf-token": csrf_of(client)}
+    done = client.post(f"/approvals/{request.id}/remember", data={"binding": request.binding}, headers=headers)
+    assert done.status_code == 200 and "approved for this session" in done.text
+    assert _run(_get, queue_path, request.id).status == "approved"
+    assert _run(_remembered, queue_path, "r-9", "s-77") is not None
+    assert _run(_remembered, queue_path, "r-9", "s-78") is None
+    assert _run(_remembered, queue_path, "r-10", "s-77") is None
+    lone = _run(_file_in_session, queue_path, "r-9", None)  # no session: no such button, and the route refuses
+    assert "Approve for this session" not in client.get(f"/approvals/{lone.id}").text
+    refused = client.post(f"/approvals/{lone.id}/remember", data={"binding": lone.binding}, headers=headers)
+    assert refused.status_code == 409 and "no session" in refused.text
+    assert _run(_get, queue_path, lone.id).status == "pending"

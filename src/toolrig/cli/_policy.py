@@ -74,28 +74,39 @@ def _queue(location: str | None) -> Any:
     return ApprovalQueue(location)
 
 
-async def _with_queue(location: str | None, action: str, request_id: str, by: str | None) -> tuple[bool, Any]:
+async def _with_queue(location: str | None, action: str, request_id: str, by: str | None,
+                      remember: bool) -> tuple[bool, Any]:
     queue = _queue(location)
     try:
-        done = await (queue.approve(request_id, by) if action == "approve" else queue.deny(request_id, by))
+        if action == "approve":
+            done = await queue.approve(request_id, by, remember=remember)
+        else:
+            done = await queue.deny(request_id, by)
         return done, await queue.get(request_id)
     finally:
         await queue.aclose()
 
 
-def _decide(location: str | None, action: str, request_id: str, by: str | None) -> None:
-    done, request = anyio.run(_with_queue, location, action, request_id, by)
+def _decide(location: str | None, action: str, request_id: str, by: str | None, remember: bool = False) -> None:
+    try:
+        done, request = anyio.run(_with_queue, location, action, request_id, by, remember)
+    except (ValueError, TypeError) as exc:  # remember: a request without a session, a store that cannot
+        fail(f"cannot {action} {request_id}: {exc}")
     if not done:
         state = "no such request" if request is None else f"it is {request.status}"
         fail(f"cannot {action} {request_id}: {state}")
-    typer.echo(f"{request_id}: {request.status}")
+    typer.echo(f"{request_id}: {request.status}" + (" (remembered for this session)" if remember else ""))
 
 
 @approvals_app.command("approve")
 def approve_command(request_id: Annotated[str, typer.Argument(metavar="ID")], queue: QueueOpt = None,
-                    by: Annotated[str | None, typer.Option("--by", help="Who approves (recorded).")] = None) -> None:
-    """Approve a pending request (the waiting call then runs, once)."""
-    _decide(queue, "approve", request_id, by)
+                    by: Annotated[str | None, typer.Option("--by", help="Who approves (recorded).")] = None,
+                    remember: Annotated[bool, typer.Option(
+                        "--remember", help="Also approve the same call (tool, version, arguments) by the same user "
+                                           "and agent for the rest of its session (8 hours at most).")] = False,
+                    ) -> None:
+    """Approve a pending request (the waiting call then runs, once; with --remember, its repeats in the session)."""
+    _decide(queue, "approve", request_id, by, remember)
 
 
 @approvals_app.command("deny")

@@ -80,12 +80,13 @@ class ApprovalViews:
         return EventSourceResponse(stream(), ping=15)
 
     async def decide(self, request: Request) -> Response:
-        """``POST /approvals/{id}/approve`` or ``/deny``: decide, bound to the binding shown (409 when the request
-        is no longer pending or is not the one shown)."""
+        """``POST /approvals/{id}/approve``, ``/remember`` (approve, and the same call again in its session) or
+        ``/deny``: decide, bound to the binding shown (409 when the request is no longer pending or is not the one
+        shown)."""
         queue = self.backend.approvals
         request_id = request.path_params["id"]
         action = request.path_params["action"]
-        if action not in ("approve", "deny"):
+        if action not in ("approve", "remember", "deny"):
             return self.pages.html(request, "missing.html", status=404, section="Approvals", what="action")
         form = await request.form()
         reason = " ".join(str(form.get("reason") or "").split())[:MAX_REASON]
@@ -97,12 +98,18 @@ class ApprovalViews:
             return self.pages.html(request, "decision.html", status=409, request_id=request_id,
                                    message="this is not the call you saw (its arguments or version differ): reload")
         by = f"{self.backend.user} (console)" + (f": {reason}" if reason else "")
-        done = await (queue.approve(request_id, by) if action == "approve" else queue.deny(request_id, by))
+        if action == "deny":
+            done = await queue.deny(request_id, by)
+        else:
+            try:
+                done = await queue.approve(request_id, by, remember=action == "remember")
+            except (ValueError, TypeError) as exc:  # no session, or a store that cannot remember: nothing decided
+                return self.pages.html(request, "decision.html", status=409, request_id=request_id, message=str(exc))
         if not done:
             now = await queue.get(request_id)
             state = now.status if now is not None else "gone"
             return self.pages.html(request, "decision.html", status=409, request_id=request_id,
                                    message=f"already decided elsewhere: it is {state}")
-        verb = "approved" if action == "approve" else "denied"
+        verb = {"approve": "approved", "remember": "approved for this session", "deny": "denied"}[action]
         return self.pages.html(request, "decision.html", request_id=request_id, message=f"{verb}",
                                ok=True)

@@ -7,6 +7,11 @@
 seconds for ``toolrig approvals approve ID`` (or :meth:`approve`), then uses the approval once, checking it
 is bound to exactly this call.
 
+Approved with ``remember=True`` (``toolrig approvals approve ID --remember``, the console's "Approve for this
+session"), the approval also holds for the same exact call (tool, version, arguments) by the same user and agent
+in the same session, for ``remember_for`` seconds: such a call is approved without a new request (an allow
+:class:`~toolrig.Decision` naming the request that granted it). A request without a session cannot be remembered.
+
 How a wait ends: approved (``True``); denied by a person (a deny :class:`~toolrig.Decision` naming who);
 nobody decided in time (:class:`~toolrig.runtime.ApprovalTimeout`, with the request id and the command:
 never taken for a refusal). A store that fails while the call waits (a Redis read that times out) is asked
@@ -16,7 +21,9 @@ again until the deadline; a request that cannot be filed at all raises (the appr
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import logging
 import os
 import secrets
@@ -36,7 +43,7 @@ from toolrig.policy.approvals._binding import binding_hash, version_of
 from toolrig.policy.approvals._request import ApprovalRequest, ApprovalStore, Status
 from toolrig.runtime import ApprovalTimeout
 
-__all__ = ["APPROVALS_ENV", "ApprovalQueue", "default_queue_path", "open_store"]
+__all__ = ["APPROVALS_ENV", "REMEMBER_FOR", "ApprovalQueue", "default_queue_path", "grant_key", "open_store"]
 
 APPROVALS_ENV = "TOOLRIG_APPROVALS"
 
@@ -44,6 +51,17 @@ log = logging.getLogger("toolrig.approval")
 
 _SLICE = 10.0
 """Seconds of one wait on the store (a read that failed is retried between two)."""
+REMEMBER_FOR = 8 * 3600.0
+"""Seconds an approval given with ``remember=True`` holds for the same call in the same session (default)."""
+
+
+def grant_key(binding: str, user: str | None, agent: str | None, session: str) -> str:
+    """The key a remembered approval is kept under: the exact call and who made it, in which session."""
+    return hashlib.sha256(json.dumps([binding, user or "", agent or "", session]).encode()).hexdigest()
+
+
+def _remembers(store: object) -> bool:
+    return callable(getattr(store, "grant", None)) and callable(getattr(store, "granted", None))
 
 
 def default_queue_path() -> Path:
@@ -82,12 +100,15 @@ class ApprovalQueue:
         clock: epoch-seconds time source (``time.time``); tests pass a fake one.
         notify: called (sync or async) with each new request, e.g. to page a human; its failure is logged
             and the request still waits.
+        remember_for: seconds an approval given with ``remember=True`` holds for the same call in its session.
     """
 
     def __init__(self, location: str | Path | ApprovalStore | None = None, *, timeout: float = 300.0,
                  ttl: float = 60.0, tools: Any = None, clock: Callable[[], float] = time.time,
-                 notify: Callable[[ApprovalRequest], Any] | None = None) -> None:
+                 notify: Callable[[ApprovalRequest], Any] | None = None,
+                 remember_for: float = REMEMBER_FOR) -> None:
         self.store = open_store(location)
+        self.remember_for = remember_for
         self.timeout = timeout
         self.ttl = ttl
         self.tools = tools
@@ -120,6 +141,9 @@ class ApprovalQueue:
             Exception: the request could not be filed (the store is unreachable); nothing waits.
         """
         version = version_of(self.tools, call.name)
+        remembered = await self._remembered(call, context, version)
+        if remembered is not None:
+            return remembered
         request = await self.submit(call, context, reason, version)
         how = f"toolrig approvals approve {request.id}{self._where()}"
         log.warning("approval %s pending for %s: run '%s'", request.id, call.name, how)
@@ -145,6 +169,24 @@ class ApprovalQueue:
         return ApprovalTimeout(reason=waited, how=f"Approve it while it waits with `{how}` (call again for a new "
                                                   "request; `toolrig approvals list` shows those waiting).",
                                details={"request_id": request.id})
+
+    async def _remembered(self, call: ToolCall, context: CallContext, version: str | None) -> Decision | None:
+        """An allow when a remembered approval covers this exact call in its session; None: ask (also when the
+        store cannot be read: that is no approval)."""
+        if not context.session or not _remembers(self.store):
+            return None
+        key = grant_key(binding_hash(call.name, version, call.arguments), context.user, context.agent,
+                        context.session)
+        try:
+            request_id = await self.store.granted(key, self.clock())  # type: ignore[attr-defined]
+        except Exception:
+            log.exception("could not read remembered approvals: asking about %s", call.name)
+            return None
+        if request_id is None:
+            return None
+        log.info("%s approved without asking: request %s was approved for this session", call.name, request_id)
+        return Decision.allow(f"approved for this session with request {request_id}",
+                              source="approval queue (remembered)")
 
     def _where(self) -> str:
         """`` --queue LOCATION`` when this is not the default queue (never a password of the store's URL)."""
@@ -194,9 +236,33 @@ class ApprovalQueue:
         """Use approval ``request_id`` for ``call``: True once, only for the exact call it was given for."""
         return await self.store.consume(request_id, binding_hash(call.name, version, call.arguments), self.clock())
 
-    async def approve(self, request_id: str, by: str | None = None) -> bool:
-        """Approve a pending request (False when it is unknown, decided or expired)."""
-        return await self.store.decide(request_id, True, by, self.clock())
+    async def approve(self, request_id: str, by: str | None = None, *, remember: bool = False) -> bool:
+        """Approve a pending request (False when it is unknown, decided or expired).
+
+        ``remember``: the approval also holds for the same call by the same user and agent in the same session,
+        for :attr:`remember_for` seconds.
+
+        Raises:
+            ValueError: ``remember`` for a request without a session.
+            TypeError: ``remember`` with a store that cannot remember (no ``grant`` / ``granted``).
+        """
+        request = None
+        if remember:
+            if not _remembers(self.store):
+                raise TypeError(f"{type(self.store).__name__} cannot remember approvals (it has no grant/granted)")
+            request = await self.store.get(request_id)
+            if request is None:
+                return False
+            if not request.session:
+                raise ValueError(f"request {request_id} has no session: only an approval within a session can be "
+                                 "remembered")
+        if not await self.store.decide(request_id, True, by, self.clock()):
+            return False
+        if request is not None and request.session:
+            now = self.clock()
+            key = grant_key(request.binding, request.user, request.agent, request.session)
+            await self.store.grant(key, now + self.remember_for, request.id, by, now)  # type: ignore[attr-defined]
+        return True
 
     async def deny(self, request_id: str, by: str | None = None) -> bool:
         """Deny a pending request (False when it is unknown, decided or expired)."""

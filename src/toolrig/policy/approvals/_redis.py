@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -122,6 +123,18 @@ class RedisApprovalStore:
 
     async def consume(self, request_id: str, binding: str, now: float) -> bool:
         return bool(await self._consume(keys=[self._key(request_id)], args=[binding, repr(now)]))
+
+    async def grant(self, key: str, until: float, request_id: str, by: str | None, now: float) -> None:
+        seconds = max(1, math.ceil(until - now))  # Redis drops it then; ``until`` is checked on read as well
+        await self.redis.set(f"{self.prefix}:grant:{key}", json.dumps({"until": until, "request": request_id,
+                                                                       "decided_by": by}), ex=seconds)
+
+    async def granted(self, key: str, now: float) -> str | None:
+        raw = await self.redis.get(f"{self.prefix}:grant:{key}")
+        if not raw:
+            return None
+        found = json.loads(raw)
+        return str(found["request"]) if float(found["until"]) >= now else None
 
     async def wait(self, request_id: str, timeout: float) -> Status | None:
         request = await self.get(request_id)

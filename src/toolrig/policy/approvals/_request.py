@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
-__all__ = ["ApprovalRequest", "ApprovalStore", "Status"]
+__all__ = ["ApprovalRequest", "ApprovalStore", "GrantStore", "Status"]
 
 Status = Literal["pending", "approved", "denied", "expired", "used"]
 
@@ -85,4 +85,21 @@ class ApprovalStore(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
+        ...
+
+
+class GrantStore(Protocol):
+    """What a store needs to remember an approval for the rest of a session (the built-in stores have it).
+
+    A grant is keyed by a hash of the exact call (its binding) and who made it (user, agent, session); it holds
+    until ``until`` (epoch seconds). A store without these methods cannot remember: approving with
+    ``remember=True`` is refused, and every call is asked about as before.
+    """
+
+    async def grant(self, key: str, until: float, request_id: str, by: str | None, now: float) -> None:
+        """Remember ``key`` from ``now`` until ``until`` (a later grant of the same key replaces it)."""
+        ...
+
+    async def granted(self, key: str, now: float) -> str | None:
+        """The id of the request whose approval granted ``key`` if it still holds at ``now``, else None."""
         ...

@@ -23,6 +23,8 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS approvals (
     binding TEXT NOT NULL, reason TEXT NOT NULL, user TEXT, agent TEXT, session TEXT,
     status TEXT NOT NULL, created REAL NOT NULL, expires REAL NOT NULL, decided REAL, decided_by TEXT,
     ttl REAL NOT NULL)"""
+_GRANTS = """CREATE TABLE IF NOT EXISTS grants (
+    key TEXT PRIMARY KEY, until REAL NOT NULL, request TEXT NOT NULL, decided_by TEXT)"""
 
 
 class SQLiteApprovalStore:
@@ -39,6 +41,7 @@ class SQLiteApprovalStore:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
+            db.execute(_GRANTS)
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -89,6 +92,16 @@ class SQLiteApprovalStore:
         return await self._update(
             "UPDATE approvals SET status = 'used' WHERE id = ? AND status = 'approved' AND binding = ? "
             "AND decided + ttl >= ?", (request_id, binding, now))
+
+    async def grant(self, key: str, until: float, request_id: str, by: str | None, now: float) -> None:
+        await self._run(lambda db: db.execute(
+            "INSERT OR REPLACE INTO grants (key, until, request, decided_by) VALUES (?, ?, ?, ?)",
+            (key, until, request_id, by)))
+
+    async def granted(self, key: str, now: float) -> str | None:
+        rows = await self._run(lambda db: db.execute(
+            "SELECT request FROM grants WHERE key = ? AND until >= ?", (key, now)).fetchall())
+        return str(rows[0][0]) if rows else None
 
     async def wait(self, request_id: str, timeout: float) -> Status | None:
         request = await self.get(request_id)

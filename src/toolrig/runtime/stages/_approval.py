@@ -119,15 +119,19 @@ class ApprovalStage(Stage):
                 f"this call needs human approval ({reason}); no approver is configured, so it did not run",
                 reason=reason), repairs=inv.repairs)
         answer = await self._ask(inv, handler, reason)
-        if answer is not True:
+        if not approves(answer):
             return ToolOutcome.failure(inv.call.id, inv.name, _refusal(inv.name, reason, answer),
                                        repairs=inv.repairs)
         outcome = await call_next(inv.derive(context=inv.context.derive(approved=True)))
-        return outcome.derive(meta={**outcome.meta, "approval": {"approved": True, "reason": reason}})
+        approval: dict[str, Any] = {"approved": True, "reason": reason}
+        if isinstance(answer, Decision) and answer.reason:  # how the approver approved (e.g. a remembered approval)
+            approval.update(by=answer.source, note=answer.reason)
+        return outcome.derive(meta={**outcome.meta, "approval": approval})
 
     async def _ask(self, inv: Invocation, handler: Callable[..., Any], reason: str
                    ) -> bool | Decision | ApprovalTimeout | Exception:
-        """True (approved), False, a deny Decision, an ApprovalTimeout or the handler's exception."""
+        """True or an allow Decision with a reason (approved), False, a deny Decision, an ApprovalTimeout or the
+        handler's exception."""
         call = ToolCall(id=inv.call.id, name=inv.name, arguments=dict(inv.arguments or {}))
         name = hook_name(handler)
         own = getattr(handler, "timeout", None)
@@ -142,7 +146,7 @@ class ApprovalStage(Stage):
             log.exception("approval handler %s failed for %s: not run", name, inv.name)
             return exc
         if approves(answer):
-            return True
+            return answer if isinstance(answer, Decision) and answer.reason else True
         if isinstance(answer, ApprovalTimeout) or (isinstance(answer, Decision) and answer.denied):
             return answer
         if answer is not False:
