@@ -89,3 +89,18 @@ def test_audit_records() -> None:
 def test_a_plan_refuses_to_guess_factories() -> None:
     with pytest.raises(TypeError, match="factories"):
         RecordPlan(ToolOutcome)
+
+
+@pytest.mark.parametrize("changes", [{}, {"duration_ms": 2.0}, {"meta": {"version": "1"}, "attempts": 2},
+                                     {"content": "new", "call_id": "c9"}])
+def test_derive_gives_the_merge_of_the_state_and_the_changes_in_its_order(changes: dict[str, Any]) -> None:
+    """``derive`` copies the record's ``__dict__`` and updates it: the same items, in the same order, as a merge."""
+    for record in (ToolOutcome.success("c1", "t", to_result({"a": [1]}), attempts=1),
+                   ToolOutcome.failure("c1", "t", ToolError.of(ErrorKind.TIMEOUT, "late"))):
+        derived = record.derive(**changes)
+        merged = {**vars(record), **changes}
+        assert list(vars(derived).items()) == list(merged.items())
+        assert vars(derived) is not vars(record)
+    context = CallContext(user="u")
+    derived_context = context.derive(call_id="c", tool_name="t")
+    assert list(vars(derived_context).items()) == list({**vars(context), "call_id": "c", "tool_name": "t"}.items())

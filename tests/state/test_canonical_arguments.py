@@ -68,3 +68,24 @@ def test_a_cycle_gives_what_the_general_path_gives() -> None:
 def test_non_finite_floats_and_dates_take_the_general_path() -> None:
     values = {"x": float("nan"), "when": dt.date(2024, 1, 2), "shade": Shade.DARK}
     assert canonical_arguments(values) == _general(values) == '{"shade":"dark","when":"2024-01-02","x":NaN}'
+
+
+_flat_scalars = (st.none() | st.booleans() | st.text(alphabet=st.characters(), max_size=12)
+                 | st.integers() | st.integers(min_value=-(2**63) - 2, max_value=2**64 + 1)
+                 | st.sampled_from([2**63 - 1, -(2**63), 2**64 - 1, 2**64, -(2**63) - 1, "\ud800", "a\udfffb",
+                                   "\x00\x1f\x7f\u2028"]))
+
+
+@given(st.dictionaries(st.text(alphabet=st.characters(), max_size=8) | st.sampled_from(["\ud800", "é", "\U0001f600"]),
+                       _flat_scalars, max_size=8))
+def test_flat_plain_arguments_equal_the_general_path(values: dict[str, Any]) -> None:
+    """The orjson way for flat dicts of str/int/bool/None: the same text, byte for byte, or the general way."""
+    assert canonical_arguments(values) == _general(values)
+
+
+def test_what_orjson_refuses_or_writes_otherwise_takes_the_general_path() -> None:
+    for values in ({"big": 2**64}, {"small": -(2**63) - 1}, {"lone": "\ud800"}, {1: "x", 2: "y"}, {"f": 1e-05},
+                   {"f": 1e16, "s": "x"}, {"t": True, "n": None, "i": 2**64 - 1, "m": -(2**63)}):
+        assert canonical_arguments(values) == _general(values), values
+    assert canonical_arguments({"f": 1e-05}) == '{"f":1e-05}'  # orjson alone would write 0.00001
+    assert canonical_arguments({"b": 2, "a": "\u00e9\n\"", "é": None}) == '{"a":"é\\n\\"","b":2,"é":null}'

@@ -20,6 +20,7 @@ from toolrig._context import CallContext
 from toolrig._outcome import ErrorKind, ToolOutcome
 from toolrig._records import RecordPlan
 from toolrig._shown import shown_name
+from toolrig.audit._loads import loads
 from toolrig.redact import Redactor
 
 __all__ = ["COMPLETED", "STARTED", "AuditRecord", "CallEntry", "call_entry", "completed_record", "entry_fallback",
@@ -161,7 +162,7 @@ def _arguments_of(args: Any, redactor: Redactor) -> tuple[Any, str | None]:
     sent = None
     if isinstance(args, str) and len(args) <= MAX_ARGUMENTS and not redactor.may_redact(args):
         try:  # nothing in the text can be redacted: store it as sent, parsed once for the record
-            parsed = json.loads(args) if args.strip() else {}
+            parsed = loads(args) if args.strip() else {}
             return (None, None) if parsed is None else (parsed, args if args.strip() else "{}")
         except (ValueError, RecursionError):
             pass  # not JSON: the general way below stores it as capped text
