@@ -157,6 +157,7 @@ async def test_refused_calls_take_one_round_trip_and_a_failure_one_more_to_count
     used, looped = await trips(relay, counted, "lookup", ["same"] * 7)
     assert [o.ok for o in looped] == [True] * 4 + [False] * 3  # blocked from the fifth identical call
     assert used == 7  # a blocked call stops inside the one request
+    assert not (await call(counted, "flaky", "warm-up")).ok  # loads the failure-counting script (once per server)
     used, failed = await trips(relay, counted, "flaky", [f"f{i}" for i in range(3)])
     assert all(o.error is not None and o.error.kind is ErrorKind.EXECUTION_ERROR for o in failed)
     assert used == 6  # the check, then the breaker counts the failure (awaited: its state goes in the outcome)
