@@ -198,9 +198,9 @@ class _Exchange:
     async def read_head(self) -> None:
         answer = self.answer
         while not answer.headers_done:
-                await self._receive()
-                if self.eof:
-                    raise httpx2.RemoteProtocolError("the server closed the connection without an answer")
+            await self._receive()
+            if self.eof:
+                raise httpx2.RemoteProtocolError("the server closed the connection without an answer")
         self.status = answer.status
         if self.status < 200:  # nothing here asks for one (no ``Expect``, no upgrade): refused, not skipped
             raise httpx2.RemoteProtocolError(f"an informational answer ({self.status}) that was not asked for")
