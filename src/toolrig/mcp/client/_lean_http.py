@@ -271,7 +271,7 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         url = request.url
         key = (url.host, url.port or 80)
         connect, read, write = _timeouts(request)
-        data = _head(request, url.raw_path) + request.content
+        data = _head(request, url.raw_path) + await request.aread()  # in memory (a ByteStream): at once
         conn = await self._checkout(key, connect)
         exchange = _Exchange(self, conn, read)
         try:

@@ -52,21 +52,15 @@ def _timeout(seconds: float) -> Any:
     return httpx2.Timeout(seconds, read=SSE_READ_TIMEOUT)
 
 
-def _bounded_client(limit: int, server: str, *, lean: bool = False) -> Callable[..., Any]:
-    """A factory of ``httpx2.AsyncClient`` whose bodies are read through a :class:`BoundedTransport`; ``lean``:
-    over a :class:`~toolrig.mcp.client._lean_http.LeanTransport` (plain HTTP its own, the rest httpx2's)."""
+def _bounded_client(limit: int, server: str) -> Callable[..., Any]:
+    """A factory of ``httpx2.AsyncClient`` whose bodies are read through a :class:`BoundedTransport`."""
     import httpx2
 
     from toolrig.mcp.client._http_bounds import BoundedTransport
 
     def make(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
-        inner = None
-        if lean:
-            from toolrig.mcp.client._lean_http import LeanTransport
-
-            inner = LeanTransport()
         return httpx2.AsyncClient(headers=headers, timeout=timeout if timeout is not None else _timeout(30.0),
-                                  auth=auth, transport=BoundedTransport(inner, limit=limit, server=server))
+                                  auth=auth, transport=BoundedTransport(limit=limit, server=server))
 
     return make
 
@@ -149,9 +143,17 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             from toolrig.mcp.client._streamable import streamable_http
 
             assert target.url is not None
-            client = await stack.enter_async_context(_bounded_client(limit, server, lean=True)(
-                headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth))
-            streams = await stack.enter_async_context(streamable_http(target.url, client, server=server))
+            import httpx2
+
+            from toolrig.mcp.client._http_bounds import BoundedTransport
+            from toolrig.mcp.client._lean_http import LeanTransport
+
+            # plain HTTP on toolrig's lean keep-alive pool, the rest on httpx2's; the POSTs straight to the bounds
+            bounded = BoundedTransport(LeanTransport(), limit=limit, server=server)
+            client = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth, transport=bounded))
+            streams = await stack.enter_async_context(streamable_http(target.url, client, server=server,
+                                                                      direct=bounded))
         else:
             from toolrig.mcp.client._websocket import websocket_client
 
