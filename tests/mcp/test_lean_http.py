@@ -11,13 +11,15 @@ from __future__ import annotations
 import socket
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
 import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolrig.mcp.client._http_bounds import BoundedTransport
 from toolrig.mcp.client._lean_http import MAX_HEADER_BYTES, LeanTransport
@@ -60,7 +62,15 @@ async def echo(stream: anyio.abc.SocketStream, request: bytes) -> bool:
 class Server:
     scripts: list[Script]
     connections: int = 0
+    closed: int = 0
+    sent: int = 0
+    """Scripts count here what they sent after an answer (the tests wait for it, not for a time)."""
     requests: list[bytes] = field(default_factory=list)
+
+    async def until(self, ready: Callable[[], bool]) -> None:
+        with anyio.fail_after(30):  # a hang guard, not a timing
+            while not ready():
+                await anyio.sleep(0.01)
 
     def next_script(self) -> Script:
         return self.scripts.pop(0) if self.scripts else echo
@@ -91,14 +101,17 @@ async def serving(*scripts: Script) -> AsyncIterator[tuple[str, Server]]:
     async def handle(stream: anyio.abc.SocketStream) -> None:
         server.connections += 1
         buffer = bytearray()
-        async with stream:
-            while (request := await _read_request(stream, buffer)) is not None:
-                server.requests.append(request)
-                try:
-                    if not await server.next_script()(stream, request):
+        try:
+            async with stream:
+                while (request := await _read_request(stream, buffer)) is not None:
+                    server.requests.append(request)
+                    try:
+                        if not await server.next_script()(stream, request):
+                            return
+                    except (anyio.BrokenResourceError, OSError):
                         return
-                except (anyio.BrokenResourceError, OSError):
-                    return
+        finally:
+            server.closed += 1
 
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
@@ -199,11 +212,12 @@ async def test_bytes_sent_while_the_connection_is_idle_retire_it() -> None:
         await stream.send(ok(b'{"first":1}'))
         await anyio.sleep(0.05)
         await stream.send(ok(b'{"stale":1}'))
+        server.sent += 1
         return True
 
     async with serving(late) as (url, server), client() as http:
         assert (await post(http, url)).content == b'{"first":1}'
-        await anyio.sleep(0.3)
+        await server.until(lambda: server.sent == 1)  # on loopback, sent is in our socket's buffer
         assert (await post(http, url, b'{"second":1}')).content == b'{"second":1}'
         assert server.connections == 2
 
@@ -215,7 +229,7 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used() -> None:
 
     async with serving(once) as (url, server), client() as http:
         await post(http, url)
-        await anyio.sleep(0.2)
+        await server.until(lambda: server.closed == 1)
         assert (await post(http, url, b'{"again":1}')).content == b'{"again":1}'
         assert server.connections == 2
 
@@ -295,13 +309,63 @@ async def test_under_the_bounded_transport_an_oversized_body_fails_one_call_and_
 async def test_a_request_cancelled_mid_answer_closes_its_connection() -> None:
     async def slow(stream: anyio.abc.SocketStream, request: bytes) -> bool:
         await stream.send(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")
-        await anyio.sleep(5)
+        server.sent += 1
+        await anyio.sleep(30)
         return False
 
     transport = LeanTransport()
     async with serving(slow) as (url, server), client(transport) as http:
-        with anyio.move_on_after(0.3):
-            await post(http, url)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(post, http, url)
+            await server.until(lambda: server.sent == 1)  # half the answer is on its way: cancelled mid-answer
+            tg.cancel_scope.cancel()
         assert (await post(http, url, b'{"next":1}')).content == b'{"next":1}'
         assert server.connections == 2
     assert "open=0" in repr(transport)
+
+
+def _framed(body: bytes, sizes: list[int], chunked: bool) -> bytes:
+    if not chunked:
+        return b"HTTP/1.1 200 OK\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    parts, rest = [], body
+    for size in sizes:
+        if not rest:
+            break
+        piece, rest = rest[:size], rest[size:]
+        parts.append(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+    if rest:
+        parts.append(f"{len(rest):x}\r\n".encode() + rest + b"\r\n")
+    return b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + b"".join(parts) + b"0\r\n\r\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=st.binary(max_size=3000), sizes=st.lists(st.integers(1, 700), max_size=8), chunked=st.booleans(),
+       cuts=st.lists(st.integers(0, 4000), max_size=5))
+def test_any_framing_cut_anywhere_gives_the_body_and_a_reusable_connection(body: bytes, sizes: list[int],
+                                                                           chunked: bool, cuts: list[int]) -> None:
+    answer = _framed(body, sizes, chunked)
+    points = sorted({c for c in cuts if 0 < c < len(answer)})
+    pieces = [answer[a:b] for a, b in zip([0, *points], [*points, len(answer)], strict=True)]
+
+    async def run() -> None:
+        async with serving(writes(*pieces)) as (url, server), client() as http:
+            assert (await post(http, url)).content == body
+            assert (await post(http, url, b'{"next":1}')).content == b'{"next":1}'
+            assert server.connections == 1
+
+    anyio.run(run)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(head=st.sampled_from([b"", b"HTTP/1.1 200 OK\r\n", b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n",
+                             b"HTTP/1.1 200 OK\r\ncontent-length: 20\r\n\r\n"]),
+       noise=st.binary(max_size=400))
+def test_garbage_fails_cleanly_or_parses_and_never_reaches_the_next_request(head: bytes, noise: bytes) -> None:
+    async def run() -> None:
+        async with serving(writes(head + noise, keep=False)) as (url, server), client() as http:
+            with suppress(httpx2.TransportError):
+                await post(http, url)
+            assert (await post(http, url, b'{"next":1}')).content == b'{"next":1}'
+            assert server.connections == 2
+
+    anyio.run(run)
