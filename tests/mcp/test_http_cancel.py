@@ -26,6 +26,7 @@ from mcp import Client
 from mcp_helpers import PYTHON, free_port, stop, wait_for_port
 
 from toolrig.mcp.client._http_bounds import BoundedTransport
+from toolrig.mcp.client._lean_http import LeanTransport
 from toolrig.mcp.client._streamable import streamable_http
 
 pytestmark = pytest.mark.anyio
@@ -148,16 +149,19 @@ class Recorder:
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("inner", ["httpcore2", "lean"])
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_calls_cancelled_mid_stream_release_their_connections_and_leave_nothing_behind(mode: str) -> None:
+async def test_calls_cancelled_mid_stream_release_their_connections_and_leave_nothing_behind(mode: str, inner: str
+                                                                                             ) -> None:
     loop = asyncio.get_running_loop()
     errors: list[dict[str, Any]] = []  # what the loop reports: a task destroyed pending, a generator failing to close
     handler, factory = loop.get_exception_handler(), loop.get_task_factory()
     recorder = Recorder()
     loop.set_exception_handler(lambda _, context: errors.append(context))
     loop.set_task_factory(recorder)  # type: ignore[arg-type]
-    transport = BoundedTransport(httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=2)),
-                                 limit=1 << 20, server="slow")
+    http: httpx2.AsyncBaseTransport = (LeanTransport() if inner == "lean"
+                                       else httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=2)))
+    transport = BoundedTransport(http, limit=1 << 20, server="slow")
     with slow_upstream() as port, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         async with relayed(port) as (url, relay):

@@ -1,16 +1,21 @@
-"""The write stream the SDK's session is given by :func:`~toolrig.mcp.client._streamable.streamable_http`, and the
-item type of its read stream (a :class:`~toolrig.mcp.shared.ContextReceive`)."""
+"""The write stream the SDK's session is given by :func:`~toolrig.mcp.client._streamable.streamable_http`, the
+item type of its read stream (a :class:`~toolrig.mcp.shared.ContextReceive`), and a message's body on the wire."""
 
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 
 from mcp.shared.message import SessionMessage
 
-__all__ = ["Item", "WriteStream"]
+__all__ = ["Item", "WriteStream", "wire_body"]
 
 Item = SessionMessage | Exception
+
+
+def wire_body(message: Any) -> bytes:
+    """A JSON-RPC message as a POST carries it."""
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")  # type: ignore[no-any-return]
 
 
 class Sender(Protocol):

@@ -1,36 +1,34 @@
 """The client side of MCP's streamable HTTP transport, without a task per request: :func:`streamable_http`.
 
 It gives the SDK's session (``mcp.Client``) its read and write streams, over one pooled keep-alive
-``httpx2.AsyncClient`` whose bodies a :class:`~toolrig.mcp.client._http_bounds.BoundedTransport` reads. The SDK's
-own transport (``mcp.client.streamable_http``) hands every message the session writes to a writer task, which
-opens a task group and starts a task per request to POST it, builds the body as a dict for httpx to encode again,
-and decodes each SSE answer to text, to lines and to events before it parses the message. Here the task that
-writes a message POSTs it itself (``send`` returns once the answer, or the end of its stream, has been passed to
-the read stream), and each whole event the bounded transport passes on is parsed once. The protocol is kept as
-the SDK's transport speaks it:
+``httpx2.AsyncClient`` whose bodies a :class:`~toolrig.mcp.client._http_bounds.BoundedTransport` reads. The SDK's own
+transport (``mcp.client.streamable_http``) hands every message the session writes to a writer task, which opens a task
+group and starts a task per request to POST it, builds the body as a dict for httpx to encode again, and decodes each
+SSE answer to text, to lines and to events before it parses the message. Here the task that writes a message POSTs it
+itself (``send`` returns once the answer, or the end of its stream, has been passed to the read stream), and each
+whole event the bounded transport passes on is parsed once. The protocol is kept as the SDK's transport speaks it:
 
 * every POST carries ``Accept: application/json, text/event-stream``, the ``Mcp-Session-Id`` the server gave at
   ``initialize``, the negotiated ``MCP-Protocol-Version``, and any header the session stamps on the message;
 * a request's answer is a JSON body or an SSE stream; the stream may carry the server's own requests (sampling,
-  elicitation) and notifications (progress, logs) before the answer: they reach the session as they arrive
-  (with the writer's context, as the SDK's context streams carry it), and the session's answers to them are
-  POSTed while the call's stream is still read;
+  elicitation) and notifications (progress, logs) before the answer: they reach the session as they arrive (with the
+  writer's context, as the SDK's context streams carry it), and the session's answers to them are POSTed while the
+  call's stream is still read;
 * a stream that ends without the answer after events with ids is resumed with ``Last-Event-ID`` (GET): at most two
   failed attempts in a row, after the server's ``retry`` or one second, as the SDK does;
 * after ``notifications/initialized`` a GET stream carries the server's messages outside calls, reopened like the
   SDK's when it ends; the session's next request is POSTed once the server has answered that GET (at most
-  :data:`GET_STREAM_WAIT` seconds): a server may send its own requests (an elicitation, sampling) on the GET stream
-  as soon as a call arrives, and drops those sent before the stream is open;
+  :data:`GET_STREAM_WAIT` seconds): a server may send its own requests (an elicitation, sampling) on the GET stream as
+  soon as a call arrives, and drops those sent before the stream is open;
 * a redirect is followed only within the endpoint's origin and when it keeps the method (the SDK's rule);
-* ``notifications/cancelled`` of a 2026 session is not sent (closing the request's stream is the signal there:
-  the POST ran in the task that was cancelled, so it is closed already);
+* ``notifications/cancelled`` of a 2026 session is not sent (closing the request's stream is the signal there: the
+  POST ran in the task that was cancelled, so it is closed already);
 * on close, the session is ended with DELETE.
 
 Failures as in the SDK's transport: a 202, an unfollowed redirect, an HTTP error status or a body that cannot be
-parsed fails the one request it answers (a JSON-RPC error in an error body is passed on as it is); a POST that
-cannot be sent or whose answer cannot be read (the server is gone) ends the session: the read stream ends, the
-request's writer gets ``CONNECTION_CLOSED``, and the connection reconnects.
-"""
+parsed fails the one request it answers (a JSON-RPC error in an error body is passed on as it is); a POST that cannot
+be sent or whose answer cannot be read (the server is gone) ends the session: the read stream ends, the request's
+writer gets ``CONNECTION_CLOSED``, and the connection reconnects."""
 
 from __future__ import annotations
 
@@ -49,9 +47,10 @@ from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPC
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from toolrig.mcp.client._direct import DirectPost
 from toolrig.mcp.client._reconnect import LAST_EVENT_ID, MAX_RECONNECT_ATTEMPTS, StreamProgress
 from toolrig.mcp.client._redirects import next_within_origin, unfollowed_redirect
-from toolrig.mcp.client._session_streams import Item, WriteStream
+from toolrig.mcp.client._session_streams import Item, WriteStream, wire_body
 from toolrig.mcp.client._sse_parse import EventParser, SSEEvent
 from toolrig.mcp.shared import ContextReceive, context_streams
 
@@ -73,9 +72,11 @@ def _error(request_id: Any, message: str, code: int) -> SessionMessage:
 
 
 class _Transport:
-    def __init__(self, url: str, client: httpx2.AsyncClient, tg: anyio.abc.TaskGroup, server: str) -> None:
+    def __init__(self, url: str, client: httpx2.AsyncClient, tg: anyio.abc.TaskGroup, server: str,
+                 direct: DirectPost | None) -> None:
         self.url = httpx2.URL(url)
         self.client = client
+        self.direct = direct
         self.tg = tg
         self.server = server
         self.session_id: str | None = None
@@ -139,6 +140,9 @@ class _Transport:
 
     async def _open(self, method: str, headers: dict[str, str], content: bytes | None = None) -> httpx2.Response:
         """Send a request, following a redirect only within the origin (at most ``max_redirects``)."""
+        if (method == "POST" and content is not None and self.direct is not None and self.direct.usable()
+                and (answer := await self.direct.send(self.url, headers, content)) is not None):
+            return answer
         request = self.client.build_request(method, self.url, headers=headers, content=content)
         followed = 0
         while True:
@@ -168,7 +172,7 @@ class _Transport:
         headers = self._headers()
         if metadata is not None and metadata.headers is not None:
             headers.update(metadata.headers)
-        response = await self._open("POST", headers, _body(message))
+        response = await self._open("POST", headers, wire_body(message))
         try:
             if (redirect := unfollowed_redirect(response)) is not None:
                 log.warning("MCP server %s: %s", self.server, redirect)
@@ -179,7 +183,7 @@ class _Transport:
         headers = self._headers()
         if metadata is not None and metadata.headers is not None:
             headers.update(metadata.headers)
-        response = await self._open("POST", headers, _body(message))
+        response = await self._open("POST", headers, wire_body(message))
         try:
             status = response.status_code
             if status == 202:  # an answer to a request comes on its POST: 202 says none will
@@ -395,20 +399,17 @@ class _Transport:
             log.warning("MCP server %s: ending the session failed: %s", self.server, exc)
 
 
-def _body(message: Any) -> bytes:
-    return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")  # type: ignore[no-any-return]
-
-
 @asynccontextmanager
-async def streamable_http(url: str, client: httpx2.AsyncClient, *, server: str,
-                          terminate_on_close: bool = True) -> AsyncIterator[tuple[ContextReceive, WriteStream]]:
+async def streamable_http(url: str, client: httpx2.AsyncClient, *, server: str, terminate_on_close: bool = True,
+                          direct: httpx2.AsyncBaseTransport | None = None
+                          ) -> AsyncIterator[tuple[ContextReceive, WriteStream]]:
     """The (read, write) streams of a streamable-HTTP session with ``url`` over ``client`` (see the module docstring).
 
-    ``client`` is the caller's (its headers, auth, timeouts, and the :class:`BoundedTransport` that bounds every
-    body); it is not closed here.
+    ``client`` is the caller's (its headers, auth, timeouts, the :class:`BoundedTransport` bounding every body; not
+    closed here); ``direct``, its only transport, takes the POSTs while the client would not act (``DirectPost``).
     """
     async with anyio.create_task_group() as tg:
-        transport = _Transport(url, client, tg, server)
+        transport = _Transport(url, client, tg, server, None if direct is None else DirectPost(client, direct))
         try:
             yield transport.read, WriteStream(transport)
         finally:

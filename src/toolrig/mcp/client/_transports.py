@@ -143,9 +143,17 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             from toolrig.mcp.client._streamable import streamable_http
 
             assert target.url is not None
-            client = await stack.enter_async_context(_bounded_client(limit, server)(
-                headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth))
-            streams = await stack.enter_async_context(streamable_http(target.url, client, server=server))
+            import httpx2
+
+            from toolrig.mcp.client._http_bounds import BoundedTransport
+            from toolrig.mcp.client._lean_http import LeanTransport
+
+            # plain HTTP on toolrig's lean keep-alive pool, the rest on httpx2's; the POSTs straight to the bounds
+            bounded = BoundedTransport(LeanTransport(), limit=limit, server=server)
+            client = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth, transport=bounded))
+            streams = await stack.enter_async_context(streamable_http(target.url, client, server=server,
+                                                                      direct=bounded))
         else:
             from toolrig.mcp.client._websocket import websocket_client
 
