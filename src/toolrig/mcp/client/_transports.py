@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
@@ -52,15 +54,64 @@ def _timeout(seconds: float) -> Any:
     return httpx2.Timeout(seconds, read=SSE_READ_TIMEOUT)
 
 
-def _bounded_client(limit: int, server: str) -> Callable[..., Any]:
-    """A factory of ``httpx2.AsyncClient`` whose bodies are read through a :class:`BoundedTransport`."""
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, lower case too,
+    as ``urllib.request.getproxies`` reads them), or None: none is set, or ``NO_PROXY`` covers the URL."""
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or _bypassed(parts, proxies.get("no", "")):
+        return None
+    return proxy
+
+
+def _bypassed(parts: urllib.parse.SplitResult, no_proxy: str) -> bool:
+    """``NO_PROXY`` covers the URL: ``*``, its host, a domain it is in (``example.com``, ``.example.com``), each
+    optionally with a port (``host:8080``, ``[::1]:8080``)."""
+    host = (parts.hostname or "").lower().rstrip(".")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    for raw in no_proxy.split(","):
+        entry = raw.strip().lower()
+        if entry == "*":
+            return True
+        name, wanted = entry, None
+        if entry.startswith("["):  # [v6] or [v6]:port
+            name, _, rest = entry[1:].partition("]")
+            wanted = rest[1:] if rest.startswith(":") else None
+        elif entry.count(":") == 1:
+            name, wanted = entry.split(":")
+        name = name.strip(".")
+        if not name or (wanted is not None and wanted != str(port)):
+            continue
+        if host == name or host.endswith("." + name):
+            return True
+    return False
+
+
+def _inner_transport(url: str) -> Any:
+    """What carries HTTP to ``url``: httpx2's transport through the environment's proxy if one applies, else
+    toolrig's lean keep-alive pool for plain HTTP (httpx2's transport for the rest)."""
+    import httpx2
+
+    from toolrig.mcp.client._lean_http import LeanTransport
+
+    proxy = proxy_for(url)
+    return httpx2.AsyncHTTPTransport(proxy=proxy) if proxy is not None else LeanTransport()
+
+
+def _bounded_client(limit: int, server: str, url: str) -> Callable[..., Any]:
+    """A factory of ``httpx2.AsyncClient`` for ``url`` whose bodies are read through a :class:`BoundedTransport`
+    (over the environment's proxy, if one applies)."""
     import httpx2
 
     from toolrig.mcp.client._http_bounds import BoundedTransport
 
+    proxy = proxy_for(url)
+
     def make(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
+        inner = httpx2.AsyncHTTPTransport(proxy=proxy) if proxy is not None else None
         return httpx2.AsyncClient(headers=headers, timeout=timeout if timeout is not None else _timeout(30.0),
-                                  auth=auth, transport=BoundedTransport(limit=limit, server=server))
+                                  auth=auth, transport=BoundedTransport(inner, limit=limit, server=server))
 
     return make
 
@@ -138,7 +189,8 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             assert target.url is not None
             streams = await stack.enter_async_context(sse_client(
                 target.url, headers=dict(target.headers) or None, timeout=http_timeout,
-                sse_read_timeout=SSE_READ_TIMEOUT, auth=auth, httpx_client_factory=_bounded_client(limit, server)))
+                sse_read_timeout=SSE_READ_TIMEOUT, auth=auth,
+                httpx_client_factory=_bounded_client(limit, server, target.url)))
         elif target.kind == "http":
             from toolrig.mcp.client._streamable import streamable_http
 
@@ -146,10 +198,10 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             import httpx2
 
             from toolrig.mcp.client._http_bounds import BoundedTransport
-            from toolrig.mcp.client._lean_http import LeanTransport
 
-            # plain HTTP on toolrig's lean keep-alive pool, the rest on httpx2's; the POSTs straight to the bounds
-            bounded = BoundedTransport(LeanTransport(), limit=limit, server=server)
+            # plain HTTP on toolrig's lean keep-alive pool (or the environment's proxy), the rest on httpx2's; the
+            # POSTs straight to the bounds
+            bounded = BoundedTransport(_inner_transport(target.url), limit=limit, server=server)
             client = await stack.enter_async_context(httpx2.AsyncClient(
                 headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth, transport=bounded))
             streams = await stack.enter_async_context(streamable_http(target.url, client, server=server,
