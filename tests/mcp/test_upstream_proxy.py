@@ -19,6 +19,8 @@ from toolrig.mcp.client._transports import proxy_for
 
 pytestmark = pytest.mark.anyio
 
+BEHIND = "mcp.behind-the-proxy.test"
+"""A name only the proxy knows (it connects it to the server on 127.0.0.1): the client never resolves it."""
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
                    "no_proxy")
 
@@ -43,7 +45,8 @@ def shout(text: str) -> str:
 async def served() -> AsyncIterator[str]:
     ready: list[str] = []
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async([shout], transport="http", port=0, on_ready=ready.append, audit=False))
+        tg.start_soon(lambda: serve_async([shout], transport="http", port=0, on_ready=ready.append, audit=False,
+                                          allowed_hosts=[f"{BEHIND}:*"]))
         with anyio.fail_after(30):
             while not ready:
                 await anyio.sleep(0.01)
@@ -76,6 +79,7 @@ class ForwardProxy:
             method, target, version = line.split(" ")
             authority, _, path = target.split("://", 1)[1].partition("/")
             host, _, port = authority.rpartition(":")
+            host = "127.0.0.1" if host == BEHIND else host
             kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in ("connection",
                                                                                           "proxy-connection")]
             origin = "\r\n".join([f"{method} /{path} {version}", *kept, "connection: close", "", ""])
@@ -99,26 +103,38 @@ class ForwardProxy:
         await listener.aclose()
 
 
-async def test_calls_go_through_the_environments_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_server_only_the_proxy_reaches_is_called_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
     async with served() as url, ForwardProxy().running() as proxy:
+        behind = url.replace("127.0.0.1", BEHIND)
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
         with anyio.fail_after(60):
-            async with MCPToolset(url, prefix="up") as remote:
+            async with MCPToolset(behind, prefix="up") as remote:
                 result = await remote.get("up__shout").__call_tool__({"text": "via proxy"})  # type: ignore[union-attr]
         assert result.text == "VIA PROXY"
-        assert proxy.requests and all(r.split(" ")[1].startswith(url.rsplit("/", 1)[0]) for r in proxy.requests)
+        assert proxy.requests and all(r.split(" ")[1].startswith(f"http://{BEHIND}:") for r in proxy.requests)
         assert any(r.startswith("POST ") for r in proxy.requests)
 
 
-@pytest.mark.parametrize("no_proxy", ["127.0.0.1", "*", "localhost,127.0.0.1", " 127.0.0.1 "])
+async def test_a_loopback_server_is_never_proxied(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with served() as url, ForwardProxy().running() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        for local in (url, url.replace("127.0.0.1", "localhost")):
+            with anyio.fail_after(60):
+                async with MCPToolset(local, prefix="up") as remote:
+                    result = await remote.get("up__shout").__call_tool__({"text": "x"})  # type: ignore[union-attr]
+            assert result.text == "X"
+        assert proxy.requests == []
+
+
+@pytest.mark.parametrize("no_proxy", [BEHIND, "*", f"localhost,{BEHIND}", f" .{BEHIND.split('.', 1)[1]} "])
 async def test_no_proxy_keeps_the_calls_direct(monkeypatch: pytest.MonkeyPatch, no_proxy: str) -> None:
     async with served() as url, ForwardProxy().running() as proxy:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
         monkeypatch.setenv("NO_PROXY", no_proxy)
         with anyio.fail_after(60):
-            async with MCPToolset(url, prefix="up") as remote:
-                result = await remote.get("up__shout").__call_tool__({"text": "direct"})  # type: ignore[union-attr]
-        assert result.text == "DIRECT" and proxy.requests == []
+            async with MCPToolset(url.replace("127.0.0.1", BEHIND), prefix="up", fail_on_start=False) as remote:
+                assert remote.names() == []  # direct: the name resolves nowhere, so the server is unavailable
+        assert proxy.requests == []
 
 
 def test_which_proxy_applies(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -133,7 +149,9 @@ def test_which_proxy_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     assert proxy_for("http://a.b.internal.example/mcp") is None
     assert proxy_for("http://internal.example/mcp") is None
     assert proxy_for("http://notinternal.example/mcp") == "http://proxy.internal:3128"
-    assert proxy_for("http://[::1]:9000/mcp") is None and proxy_for("http://[::1]:9001/mcp") is not None
+    assert proxy_for("http://[2001:db8::1]:9000/mcp") is not None  # NO_PROXY names [::1]:9000 only
+    assert proxy_for("http://[::1]:9001/mcp") is None and proxy_for("http://127.0.0.5/mcp") is None  # loopback
+    assert proxy_for("http://localhost:8000/mcp") is None and proxy_for("http://a.localhost/mcp") is None
     monkeypatch.delenv("http_proxy")
     monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("ALL_PROXY", "http://any.internal:8080")

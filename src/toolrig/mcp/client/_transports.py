@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 import urllib.parse
 import urllib.request
@@ -67,8 +68,11 @@ def proxy_for(url: str) -> str | None:
 
 def _bypassed(parts: urllib.parse.SplitResult, no_proxy: str) -> bool:
     """``NO_PROXY`` covers the URL: ``*``, its host, a domain it is in (``example.com``, ``.example.com``), each
-    optionally with a port (``host:8080``, ``[::1]:8080``)."""
+    optionally with a port (``host:8080``, ``[::1]:8080``). A loopback host is never proxied (as in Go's
+    ``net/http``): no proxy elsewhere can reach this machine's loopback."""
     host = (parts.hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost") or _loopback(host):
+        return True
     port = parts.port or (443 if parts.scheme == "https" else 80)
     for raw in no_proxy.split(","):
         entry = raw.strip().lower()
@@ -86,6 +90,13 @@ def _bypassed(parts: urllib.parse.SplitResult, no_proxy: str) -> bool:
         if host == name or host.endswith("." + name):
             return True
     return False
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _inner_transport(url: str) -> Any:
