@@ -104,3 +104,15 @@ async def test_the_clients_timeouts_bound_a_direct_post() -> None:
             transport=transport, timeout=httpx2.Timeout(5.0, read=0.2)) as http:
         with pytest.raises(httpx2.ReadTimeout):
             await DirectPost(http, transport).send(httpx2.URL(url), {}, b'{"n":1}')
+
+
+async def test_credentials_in_the_url_leave_the_post_to_the_client_which_sends_them() -> None:
+    transport = bounded()
+    async with serving() as (url, server), httpx2.AsyncClient(transport=transport) as http:
+        with_user = httpx2.URL(url.replace("http://", "http://ann:s3cret@"))
+        direct = DirectPost(http, transport)
+        assert await direct.send(with_user, {}, b"{}") is None and not direct.usable()
+        assert server.requests == []  # nothing went out directly
+        response = await http.post(with_user, content=b"{}")
+        assert response.status_code == 200
+    assert b"\r\nauthorization: basic " in head(server.requests[0])

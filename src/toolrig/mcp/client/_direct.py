@@ -4,8 +4,8 @@
 the redirect loop, the cookie jar and the event hooks; for the plain client :func:`~toolrig.mcp.client.
 _transports.open_transport` makes (no auth, no cookies, no query parameters, no hooks, one transport: the
 :class:`~toolrig.mcp.client._http_bounds.BoundedTransport`), that is the same request built by hand and handed to
-that transport. Whenever one of those settings is there the client sends the request, as before; so does it when
-an answer is a redirect (its next request is the client's to build, and
+that transport. Whenever one of those settings is there, or the URL carries a user name and password, the client
+sends the request, as before; so does it when an answer is a redirect (its next request is the client's to build, and
 :func:`~toolrig.mcp.client._redirects.next_within_origin`'s to allow): the POST is sent again through the client,
 and the session's POSTs go through it from then on. A ``Set-Cookie`` answer fills the client's cookie jar, and
 with cookies in it the client sends every later request.
@@ -37,7 +37,11 @@ class DirectPost:
                 and not client.params and not any(client.event_hooks.values()))
 
     async def send(self, url: httpx2.URL, headers: dict[str, str], content: bytes) -> httpx2.Response | None:
-        """The answer to the POST (streamed); None when it was a redirect: then the client sends it again."""
+        """The answer to the POST (streamed); None when the client must send it: a redirect answered it, or the URL
+        carries credentials (the client turns them into an ``Authorization`` header)."""
+        if url.userinfo:
+            self.on = False
+            return None
         merged = self.client.headers.copy()
         merged.update(headers)
         request = httpx2.Request("POST", url, headers=merged, content=content,
