@@ -104,3 +104,31 @@ async def test_the_clients_timeouts_bound_a_direct_post() -> None:
             transport=transport, timeout=httpx2.Timeout(5.0, read=0.2)) as http:
         with pytest.raises(httpx2.ReadTimeout):
             await DirectPost(http, transport).send(httpx2.URL(url), {}, b'{"n":1}')
+
+
+@pytest.mark.parametrize(("client_headers", "headers", "content"), [
+    ({"x-team": "a"}, {"accept": "application/json", "x-team": "b", "Mcp-Session-Id": "s1"}, b'{"n":1}'),
+    ({}, {"content-type": "application/json"}, b"[]"),
+    ({"X-Dup": "1"}, {"x-dup": "2", "x-dup-2": "3"}, b"{}"),
+    ({"host": "elsewhere"}, {"x": "1"}, b"{}"),  # framing of the caller's: httpx2 builds it
+    ({}, {"Content-Length": "2"}, b"{}"),
+    ({}, {"transfer-encoding": "chunked"}, b"{}"),
+    ({}, {"x": "1"}, b""),  # no body: httpx2's Content-Length: 0
+])
+async def test_the_post_is_the_request_the_client_would_build(
+        client_headers: dict[str, str], headers: dict[str, str], content: bytes) -> None:
+    transport = bounded()
+    async with httpx2.AsyncClient(transport=transport, headers=client_headers) as http:
+        direct = DirectPost(http, transport)
+        url = httpx2.URL("http://127.0.0.1:8123/mcp")
+        for _ in range(2):  # the second from the kept merge
+            mine = direct.request(url, headers, content)
+            theirs = http.build_request("POST", url, headers=headers, content=content)
+            assert (mine.method, mine.url, mine.headers.raw, mine.content, mine.extensions) == (
+                theirs.method, theirs.url, theirs.headers.raw, theirs.content, theirs.extensions)
+            assert isinstance(mine.stream, httpx2.ByteStream)
+        http.headers["x-team"] = "changed"  # a change of the client's headers is seen by the next POST
+        http.timeout = httpx2.Timeout(1.5)
+        mine = direct.request(url, headers, content)
+        theirs = http.build_request("POST", url, headers=headers, content=content)
+        assert (mine.headers.raw, mine.extensions) == (theirs.headers.raw, theirs.extensions)
