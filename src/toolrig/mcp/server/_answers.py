@@ -47,7 +47,6 @@ from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from toolrig.mcp.shared import context_streams
-from toolrig.mcp.shared._context_streams import receive_now, send_now
 
 __all__ = ["SessionAnswers"]
 
@@ -155,7 +154,7 @@ class SessionAnswers:
             assert target is not None
             event_id = None if self.event_store is None else await self._stored(target, message)
             try:
-                await send_now(stream, (message, event_id))  # at once while the answer's buffer has room
+                await stream.send((message, event_id))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 if self._streams.get(target) is stream:
                     del self._streams[target]
@@ -302,7 +301,7 @@ class SessionAnswers:
         was closed (``close_sse_stream``): the answer is then an SSE stream."""
         with anyio.move_on_after(JSON_WINDOW):
             with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
-                return await receive_now(outbox)
+                return await outbox.receive()
         return None
 
     @staticmethod

@@ -6,36 +6,12 @@ from __future__ import annotations
 
 import contextvars
 from abc import ABC, abstractmethod
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import anyio
-import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["ContextReceive", "ContextSend", "ReceiveStream", "context_streams", "receive_now", "send_now"]
-
-T = TypeVar("T")
-
-
-async def send_now(stream: MemoryObjectSendStream[T], item: T) -> None:
-    """``stream.send(item)`` without its yield to the event loop when the item can go at once (a receiver waits,
-    or the buffer has room): still a cancellation point (a cancelled caller raises here, nothing sent); when it
-    cannot go at once, ``send`` as before (its yield, then waiting for room)."""
-    await anyio.lowlevel.checkpoint_if_cancelled()
-    try:
-        stream.send_nowait(item)
-    except anyio.WouldBlock:
-        await stream.send(item)
-
-
-async def receive_now(stream: MemoryObjectReceiveStream[T]) -> T:
-    """``stream.receive()`` without its yield to the event loop when an item is there (a sender waits, or one is
-    buffered): still a cancellation point; with nothing there, ``receive`` as before."""
-    await anyio.lowlevel.checkpoint_if_cancelled()
-    try:
-        return stream.receive_nowait()
-    except anyio.WouldBlock:
-        return await stream.receive()
+__all__ = ["ContextReceive", "ContextSend", "ReceiveStream", "context_streams"]
 
 
 class ReceiveStream(ABC):
@@ -78,10 +54,10 @@ class ContextSend:
         self.inner = inner
 
     async def send(self, item: Any) -> None:
-        await send_now(self.inner, (contextvars.copy_context(), item))
+        await self.inner.send((contextvars.copy_context(), item))
 
     async def send_in(self, context: contextvars.Context | None, item: Any) -> None:
-        await send_now(self.inner, (context or contextvars.copy_context(), item))
+        await self.inner.send((context or contextvars.copy_context(), item))
 
     def close(self) -> None:
         self.inner.close()
@@ -106,7 +82,7 @@ class ContextReceive(ReceiveStream):
         self.last_context: contextvars.Context | None = None
 
     async def receive(self) -> Any:
-        context, item = await receive_now(self.inner)
+        context, item = await self.inner.receive()
         self.last_context = context
         return item
 
@@ -118,9 +94,6 @@ class ContextReceive(ReceiveStream):
 
 
 def context_streams() -> tuple[ContextSend, ContextReceive]:
-    """A connected pair with no buffer: each send waits for its receive. A send or a receive that can complete at
-    once does so without first yielding to the event loop (:func:`send_now`, :func:`receive_now`): with no buffer,
-    a receiver takes at most the one item of a waiting sender before it waits itself, so neither side can keep
-    the loop from other tasks."""
+    """A connected pair with no buffer: each send waits for its receive."""
     send, receive = anyio.create_memory_object_stream[tuple[contextvars.Context, Any]](0)
     return ContextSend(send), ContextReceive(receive)
