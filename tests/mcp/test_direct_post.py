@@ -116,3 +116,30 @@ async def test_credentials_in_the_url_leave_the_post_to_the_client_which_sends_t
         response = await http.post(with_user, content=b"{}")
         assert response.status_code == 200
     assert b"\r\nauthorization: basic " in head(server.requests[0])
+
+@pytest.mark.parametrize(("client_headers", "headers", "content"), [
+    ({"x-team": "a"}, {"accept": "application/json", "x-team": "b", "Mcp-Session-Id": "s1"}, b'{"n":1}'),
+    ({}, {"content-type": "application/json"}, b"[]"),
+    ({"X-Dup": "1"}, {"x-dup": "2", "x-dup-2": "3"}, b"{}"),
+    ({"host": "elsewhere"}, {"x": "1"}, b"{}"),  # framing of the caller's: httpx2 builds it
+    ({}, {"Content-Length": "2"}, b"{}"),
+    ({}, {"transfer-encoding": "chunked"}, b"{}"),
+    ({}, {"x": "1"}, b""),  # no body: httpx2's Content-Length: 0
+])
+async def test_the_post_is_the_request_the_client_would_build(
+        client_headers: dict[str, str], headers: dict[str, str], content: bytes) -> None:
+    transport = bounded()
+    async with httpx2.AsyncClient(transport=transport, headers=client_headers) as http:
+        direct = DirectPost(http, transport)
+        url = httpx2.URL("http://127.0.0.1:8123/mcp")
+        for _ in range(2):  # the second from the kept merge
+            mine = direct.request(url, headers, content)
+            theirs = http.build_request("POST", url, headers=headers, content=content)
+            assert (mine.method, mine.url, mine.headers.raw, mine.content, mine.extensions) == (
+                theirs.method, theirs.url, theirs.headers.raw, theirs.content, theirs.extensions)
+            assert isinstance(mine.stream, httpx2.ByteStream)
+        http.headers["x-team"] = "changed"  # a change of the client's headers is seen by the next POST
+        http.timeout = httpx2.Timeout(1.5)
+        mine = direct.request(url, headers, content)
+        theirs = http.build_request("POST", url, headers=headers, content=content)
+        assert (mine.headers.raw, mine.extensions) == (theirs.headers.raw, theirs.extensions)

@@ -9,6 +9,10 @@ sends the request, as before; so does it when an answer is a redirect (its next 
 :func:`~toolrig.mcp.client._redirects.next_within_origin`'s to allow): the POST is sent again through the client,
 and the session's POSTs go through it from then on. A ``Set-Cookie`` answer fills the client's cookie jar, and
 with cookies in it the client sends every later request.
+
+The request itself is the one ``AsyncClient.build_request`` makes (same headers, same order, same body, same
+timeout extension); the client's headers merged with the POST's are kept per (client headers, POST headers) so
+that each POST builds one ``Headers`` instead of four.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import httpx2
 __all__ = ["DirectPost"]
 
 _httpx_log = logging.getLogger("httpx2")
+_MERGED_KEPT = 16
+"""Merged header lists kept per client (a session's POST headers change only with its id or protocol version)."""
+_FRAMING = ("host", "content-length", "transfer-encoding")
 
 
 class DirectPost:
@@ -29,6 +36,7 @@ class DirectPost:
         self.client = client
         self.transport = transport
         self.on = True
+        self._merged: dict[tuple[object, ...], tuple[tuple[bytes, bytes], ...] | None] = {}
 
     def usable(self) -> bool:
         """Whether nothing of the client's would act on a POST that it does not do here."""
@@ -36,16 +44,40 @@ class DirectPost:
         return (self.on and not client.is_closed and client.auth is None and not client.cookies
                 and not client.params and not any(client.event_hooks.values()))
 
+    def request(self, url: httpx2.URL, headers: dict[str, str], content: bytes) -> httpx2.Request:
+        """The POST as ``self.client.build_request`` would make it (the client has no cookies and no params)."""
+        key = (tuple(self.client.headers.raw), *headers.items())
+        try:
+            merged = self._merged[key]
+        except KeyError:
+            merged = self._merged[key] = self._merge(headers)
+        extensions = {"timeout": self.client.timeout.as_dict()}
+        if merged is None or not content or not url.host:  # framing of the caller's, or none to add: httpx2's
+            both = self.client.headers.copy()
+            both.update(headers)
+            return httpx2.Request("POST", url, headers=both, content=content, extensions=extensions)
+        # what httpx2.Request adds to a body in memory: Host first, Content-Length last
+        request = httpx2.Request("POST", url, headers=[(b"Host", url.netloc), *merged,
+                                                       (b"Content-Length", str(len(content)).encode("ascii"))],
+                                 stream=httpx2.ByteStream(content), extensions=extensions)
+        request.read()
+        return request
+
+    def _merge(self, headers: dict[str, str]) -> tuple[tuple[bytes, bytes], ...] | None:
+        """The client's headers updated with ``headers``; None when they set the request's framing themselves."""
+        if len(self._merged) >= _MERGED_KEPT:
+            self._merged.clear()
+        both = self.client.headers.copy()
+        both.update(headers)
+        return None if any(name in both for name in _FRAMING) else tuple(both.raw)
+
     async def send(self, url: httpx2.URL, headers: dict[str, str], content: bytes) -> httpx2.Response | None:
         """The answer to the POST (streamed); None when the client must send it: a redirect answered it, or the URL
         carries credentials (the client turns them into an ``Authorization`` header)."""
         if url.userinfo:
             self.on = False
             return None
-        merged = self.client.headers.copy()
-        merged.update(headers)
-        request = httpx2.Request("POST", url, headers=merged, content=content,
-                                 extensions={"timeout": self.client.timeout.as_dict()})
+        request = self.request(url, headers, content)
         response = await self.transport.handle_async_request(request)
         response.request = request
         if response.is_redirect:

@@ -20,6 +20,7 @@ for, or not read to its end, closes its connection. An idle connection is not us
 
 from __future__ import annotations
 
+import math
 import re
 import select
 import time
@@ -49,6 +50,10 @@ _NO_BODY = frozenset({204, 304})
 def _timeouts(request: httpx2.Request) -> tuple[float | None, float | None, float | None]:
     timeout = request.extensions.get("timeout") or {}
     return timeout.get("connect"), timeout.get("read"), timeout.get("write")
+
+
+def _deadline(timeout: float | None) -> float:
+    return math.inf if timeout is None else anyio.current_time() + timeout
 
 
 def _head(request: httpx2.Request, target: bytes) -> bytes:
@@ -171,8 +176,10 @@ class _Exchange:
     async def _receive(self) -> None:
         """Read once from the connection into the parser; raises httpx2's errors."""
         try:
-            with anyio.fail_after(self.read_timeout):
-                data = await self.conn.stream.receive()
+            with anyio.CancelScope(deadline=_deadline(self.read_timeout)) as scope:  # fail_after, without its
+                data = await self.conn.stream.receive()  # generator-based context manager per read
+            if scope.cancelled_caught:
+                raise TimeoutError
         except TimeoutError as exc:
             raise httpx2.ReadTimeout("timed out reading the answer") from exc
         except anyio.EndOfStream:
@@ -276,8 +283,10 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         exchange = _Exchange(self, conn, read)
         try:
             try:
-                with anyio.fail_after(write):
+                with anyio.CancelScope(deadline=_deadline(write)) as scope:
                     await conn.stream.send(data)
+                if scope.cancelled_caught:
+                    raise TimeoutError
             except TimeoutError as exc:
                 raise httpx2.WriteTimeout("timed out sending the request") from exc
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
