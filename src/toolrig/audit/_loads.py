@@ -9,33 +9,14 @@ other shape, and any float (orjson reads an integer past 64 bits as a float, whe
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-_orjson_loads: Callable[[str], Any] | None
-try:
-    from orjson import JSONDecodeError
-    from orjson import loads as _orjson_loads
-except ImportError:  # no wheel for this interpreter (e.g. PyPy): json reads everything
-    _orjson_loads = None
-    JSONDecodeError = ValueError  # type: ignore[assignment,misc]
+from toolrig._flatjson import flat_loads
 
 __all__ = ["loads"]
-
-_FLAT = frozenset({str, int, bool, type(None)})
 
 
 def loads(text: str) -> Any:
     """``json.loads(text)``: the same value, or the same error."""
-    if _orjson_loads is not None:
-        try:
-            value = _orjson_loads(text)
-        except JSONDecodeError:  # json decides: it may accept the text (NaN, 1e400, a lone surrogate escape)
-            return json.loads(text)
-        if type(value) is dict:
-            for item in value.values():
-                if type(item) not in _FLAT:
-                    break
-            else:
-                return value
-    return json.loads(text)
+    value = flat_loads(text)
+    return value if value is not None else json.loads(text)

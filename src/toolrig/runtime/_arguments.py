@@ -14,19 +14,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolrig._flatjson import flat_loads
 from toolrig.errors import ArgumentsError
-
-_orjson_loads: Callable[[str], Any] | None
-try:
-    from orjson import JSONDecodeError as _OrjsonError
-    from orjson import loads as _orjson_loads
-except ImportError:  # no wheel for this interpreter (e.g. PyPy): the strict decoder reads everything
-    _orjson_loads = None
-    _OrjsonError = ValueError  # type: ignore[assignment,misc]
 
 __all__ = ["DEFAULT_LIMITS", "ArgumentLimits", "check_value", "json_depth", "loads_strict", "parse_arguments"]
 
@@ -125,24 +118,9 @@ def loads_strict(text: str, limits: ArgumentLimits = DEFAULT_LIMITS) -> Any:
     if text.count("[") + text.count("{") > limits.max_depth and json_depth(text) > limits.max_depth:
         raise _error(f"arguments nest deeper than {limits.max_depth} levels", "too_deep")
     body = text.removeprefix("\ufeff")
-    if _orjson_loads is not None and limits.max_int_digits >= 20:  # orjson's integers have at most 20 digits
-        try:
-            value = _orjson_loads(body)
-        except _OrjsonError:
-            pass  # the strict decoder decides, and words its error
-        else:
-            if type(value) is dict:
-                for item in value.values():
-                    if type(item) not in _FLAT:
-                        break
-                else:
-                    return value
+    if limits.max_int_digits >= 20 and (value := flat_loads(body)) is not None:  # orjson's integers: <= 20 digits
+        return value
     return _strict_loads(body, limits)
-
-
-_FLAT = frozenset({str, int, bool, type(None)})
-"""What orjson reads exactly as the strict decoder does when a whole object holds only these (a float may be an
-integer past 64 bits that orjson reads as a float; the strict decoder keeps the integer or refuses it)."""
 
 
 def _strict_loads(body: str, limits: ArgumentLimits) -> Any:

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-_orjson_dumps: Callable[..., bytes] | None
-try:
-    from orjson import OPT_SORT_KEYS
-    from orjson import dumps as _orjson_dumps
-except ImportError:  # no wheel for this interpreter (e.g. PyPy): every call takes the json module's way
-    _orjson_dumps = None
-    OPT_SORT_KEYS = 0
+from toolrig._flatjson import flat_dumps_sorted
 
 __all__ = ["canonical_arguments", "digest"]
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _LENIENT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-_FLAT = frozenset({str, int, bool, type(None)})
-"""Value types orjson writes exactly as ``_ENCODER`` does (floats differ: ``1e-05`` against ``0.00001``)."""
 
 
 def canonical_arguments(values: Mapping[str, Any]) -> str | None:
@@ -37,15 +29,9 @@ def canonical_arguments(values: Mapping[str, Any]) -> str | None:
     ~1.9 µs. What orjson refuses (integers past 64 bits, unpaired surrogates) and anything else takes the
     json module's way as before.
     """
-    if _orjson_dumps is not None and type(values) is dict:
-        for key, value in values.items():
-            if type(key) is not str or type(value) not in _FLAT:
-                break
-        else:
-            try:
-                return _orjson_dumps(values, option=OPT_SORT_KEYS).decode()
-            except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits, an unpaired surrogate
-                pass
+    text = flat_dumps_sorted(values)
+    if text is not None:
+        return text
     try:
         return _ENCODER.encode(values)
     except (TypeError, ValueError, RecursionError):  # values that need converting first
