@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from guard_helpers import Canary, NetworkGuard, PathCanary, is_literal, path_canary_at
+from webserver import LocalServer
 
 
 @pytest.fixture
@@ -64,3 +65,13 @@ def canary() -> Iterator[Canary]:
 def path_canary(tmp_path: Path) -> Iterator[PathCanary]:
     with path_canary_at(tmp_path, "toolrig-guards-") as canary:
         yield canary
+
+
+@pytest.fixture
+def web() -> Iterator[LocalServer]:
+    """A real HTTP server on 127.0.0.1 (``webserver.LocalServer``), stopped afterwards."""
+    server = LocalServer()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -4,7 +4,6 @@ redirects included; every other host is refused before any look-up; a bad entry 
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterator
 
 import pytest
 from guard_helpers import Canary
@@ -113,15 +112,6 @@ def test_a_host_passes_only_if_it_is_the_entry_or_under_its_wildcard(entry: str,
     expected = name == pattern or (pattern.startswith("*.") and name.endswith(pattern[1:]) and
                                    len(name) > len(pattern) - 1)
     assert host_allowed(host, tuple(patterns)) == expected
-
-
-@pytest.fixture
-def web() -> Iterator[LocalServer]:
-    server = LocalServer()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_a_redirect_to_an_unlisted_host_is_refused_and_one_to_a_listed_host_followed(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ssl
 import urllib.parse
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -16,15 +15,6 @@ from toolrig.guards import FetchError, SafeHTTPClient, URLDenied, URLRules, safe
 from toolrig.guards._pinning import PinnedTransport
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def web() -> Iterator[LocalServer]:
-    server = LocalServer()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class CountingResolver:

@@ -6,7 +6,6 @@ every name with the canary's address; proxies in the environment are ignored."""
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterator
 
 import pytest
 from guard_helpers import Canary, NetworkGuard
@@ -15,15 +14,6 @@ from webserver import LocalServer
 from toolrig.guards import FetchError, SafeHTTPClient, URLDenied
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def web() -> Iterator[LocalServer]:
-    server = LocalServer()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _targets(port: int) -> list[str]:

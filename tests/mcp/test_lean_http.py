@@ -39,14 +39,14 @@ def writes(*parts: bytes, keep: bool = True) -> Script:
     async def script(stream: anyio.abc.SocketStream, request: bytes) -> bool:
         for part in parts:
             await stream.send(part)
-            await anyio.sleep(0.01)
+            await anyio.sleep(0.01)  # so the parts tend to arrive apart; the answer must not depend on it
         return keep
     return script
 
 
 async def reset(stream: anyio.abc.SocketStream, request: bytes) -> bool:
     await stream.send(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nhalf")
-    await anyio.sleep(0.05)
+    await anyio.sleep(0.05)  # the head first, then the reset, mostly; either way the request must fail
     sock = stream.extra(anyio.abc.SocketAttribute.raw_socket)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with RST
     return False
@@ -210,7 +210,8 @@ async def test_bytes_after_an_answer_do_not_become_the_next_answer(after: bytes)
 async def test_bytes_sent_while_the_connection_is_idle_retire_it() -> None:
     async def late(stream: anyio.abc.SocketStream, request: bytes) -> bool:
         await stream.send(ok(b'{"first":1}'))
-        await anyio.sleep(0.05)
+        await anyio.sleep(0.05)  # mostly after the answer was read (stale bytes while idle); read with it, the
+        # connection is retired as well: the test's outcome is the same
         await stream.send(ok(b'{"stale":1}'))
         server.sent += 1
         return True
@@ -236,7 +237,7 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used() -> None:
 
 async def test_no_answer_in_time_is_a_read_timeout_and_the_connection_is_dropped() -> None:
     async def silent(stream: anyio.abc.SocketStream, request: bytes) -> bool:
-        await anyio.sleep(5)
+        await anyio.sleep_forever()  # never answers (cancelled when the server stops)
         return False
 
     transport = LeanTransport()
@@ -310,7 +311,7 @@ async def test_a_request_cancelled_mid_answer_closes_its_connection() -> None:
     async def slow(stream: anyio.abc.SocketStream, request: bytes) -> bool:
         await stream.send(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")
         server.sent += 1
-        await anyio.sleep(30)
+        await anyio.sleep_forever()  # the rest never comes (cancelled when the server stops)
         return False
 
     transport = LeanTransport()

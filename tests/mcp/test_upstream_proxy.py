@@ -44,12 +44,17 @@ def shout(text: str) -> str:
 @asynccontextmanager
 async def served() -> AsyncIterator[str]:
     ready: list[str] = []
+    up = anyio.Event()
+
+    def on_ready(url: str) -> None:
+        ready.append(url)
+        up.set()
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async([shout], transport="http", port=0, on_ready=ready.append, audit=False,
+        tg.start_soon(lambda: serve_async([shout], transport="http", port=0, on_ready=on_ready, audit=False,
                                           allowed_hosts=[f"{BEHIND}:*"]))
         with anyio.fail_after(30):
-            while not ready:
-                await anyio.sleep(0.01)
+            await up.wait()
         yield ready[0]
         tg.cancel_scope.cancel()
 
