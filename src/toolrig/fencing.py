@@ -205,7 +205,8 @@ def _tool_label(tool: str) -> str:
 def _fold_char(ch: str) -> str:
     """What one character looks like in the detection view ('' when it is invisible or a combining mark)."""
     folded = unicodedata.normalize("NFKD", ch).casefold().translate(_LOOKALIKES)
-    view = "".join(map(_mark, (c for c in _DROP_IN_VIEW.sub("", folded) if not unicodedata.category(c).startswith("M"))))
+    kept = (c for c in _DROP_IN_VIEW.sub("", folded) if not unicodedata.category(c).startswith("M"))
+    view = "".join(map(_mark, kept))
     return _FLAT_DROP.sub("", view)
 
 

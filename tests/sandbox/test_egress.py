@@ -174,8 +174,8 @@ def test_a_host_with_url_delimiters_cannot_pass_a_wildcard_for_another_host(serv
     one a URL parser finds in it (``evil.test/.allowed.test`` matched ``*.allowed.test`` and reached evil.test)."""
     from toolrig.sandbox import EgressProxy
 
-    proxy = EgressProxy(["*.allowed.test"], rules=URLRules.build(allow=["127.0.0.0/8"], allowed_ports=[80, 443, server]),
-                        resolver=_resolver)
+    rules = URLRules.build(allow=["127.0.0.0/8"], allowed_ports=[80, 443, server])
+    proxy = EgressProxy(["*.allowed.test"], rules=rules, resolver=_resolver)
 
     async def main() -> list[bytes]:
         async with proxy.serving() as folder:
