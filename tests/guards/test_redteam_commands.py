@@ -211,3 +211,33 @@ def test_other_long_options_stay_allowed() -> None:
     for command in ("git log --oneline", "git diff --stat", "git log --format=%H", "tar -xf a.tar --strip=1",
                     "sort --reverse f", "git status --porcelain"):
         assert policy.decide(command).allowed, command
+
+
+@pytest.mark.parametrize("command", [
+    "env --chdir=.git/hooks cp x pre-commit",    # the inner relative path lands in .git/hooks
+    "env -C.github cp x workflows/ci.yml", "env -C sub cp x y",
+    "git -C .. status", "git -C / log", "make -C .. test", "make --directory=/tmp x", "tar -C .. -xf x.tar",
+    "tar --directory=../up -xf x.tar", "npm --prefix .. install", "uv --directory .. run x", "cargo -C /tmp build",
+    "xargs -a .env echo", "nice -n 5 cat .env", "timeout 5 cat .ssh/id_rsa",  # a wrapper's own words
+    "sqlite3 x.db '.shell touch X'", "sqlite3 x.db '.system touch X'", "sqlite3 x.db \".output .bashrc\"",
+    "sqlite3 x.db \"select load_extension('./x.so')\"", "duckdb x.db '.shell touch X'",
+    "cp x .gemini/settings.json", "cp x .codex/config.toml", "cp x .hg/hgrc", "cp x .yarnrc.yml",
+    "cp x .pnpmfile.cjs", "cp x .aider.conf.yml", "tee .zed/settings.json",
+])
+def test_round_7_ways_around_the_allow_rules_ask(command: str) -> None:
+    """Each was allowed before: a wrapper's directory option moved the inner command, -C / --directory left the
+    working directory without a ``cd``, a wrapper's own option named a protected file, a database shell ran its
+    command-line statements, or an agent / package-manager configuration was not protected."""
+    policy = CommandPolicy(allow=["env *", "cp *", "git *", "make *", "tar *", "npm *", "uv *", "cargo *", "xargs *",
+                                  "nice *", "timeout *", "cat *", "echo *", "sqlite3 *", "duckdb *", "tee *"])
+    assert policy.decide(command).needs_approval, command
+
+
+@pytest.mark.parametrize("command", [
+    "git -C sub status", "make -C docs html", "tar -C build -xf x.tar", "env -i ls",
+    "sqlite3 x.db", "nice -n 5 cat README.md", "cp x src/gemini.py",
+])
+def test_round_7_neighbours_stay_allowed(command: str) -> None:
+    policy = CommandPolicy(allow=["env *", "ls", "cp *", "git *", "make *", "tar *", "xargs *", "nice *", "cat *",
+                                  "echo *", "sqlite3 *"])
+    assert policy.decide(command).allowed, (command, policy.decide(command).reason)

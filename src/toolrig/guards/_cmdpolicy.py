@@ -155,7 +155,8 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
         flags.append("defines or runs a shell function")
     directories = cd_prefixes(parsed)
     flags += [p for r in command.redirects if (p := _redirect_problem(r, protected, directories)) is not None]
-    if command.argv and not command.wrapper and (named := operand_problem(command, protected, directories)):
+    # a wrapper's own words too: 'time -o .bashrc ls' writes .bashrc, 'xargs -a .env echo' reads .env
+    if command.argv and (named := operand_problem(command, protected, directories)):
         flags.append(named)
     if command.argv and not command.wrapper:
         risky = risky_reason(command.argv) or builtin_reason(command.argv)
@@ -167,7 +168,38 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
         if name in _CD and (not operands(command.argv) or any(
                 a.startswith(("/", "~", "-")) or ".." in a.split("/") for a in operands(command.argv))):
             flags.append("changes to a directory outside the working directory")
+        elif any(_outside(d) for d in _chdir_values(name, command.argv)):
+            flags.append("changes to a directory outside the working directory (a -C / --directory option)")
     return flags
+
+
+_CHDIR_OPTIONS: dict[str, tuple[str, ...]] = {
+    "git": ("-C",), "make": ("-C", "--directory"), "gmake": ("-C", "--directory"), "tar": ("-C", "--directory"),
+    "ninja": ("-C",), "npm": ("-C", "--prefix"), "pnpm": ("-C", "--dir"), "yarn": ("--cwd",),
+    "uv": ("--directory", "--project"), "cargo": ("-C",), "go": ("-C",), "meson": ("-C",), "just": ("-d",
+    "--working-directory"),
+}
+"""Options that make a program work in another directory: judged like a ``cd`` to their value."""
+
+
+def _chdir_values(name: str, argv: Sequence[str]) -> list[str]:
+    options = _CHDIR_OPTIONS.get(name, ())
+    found: list[str] = []
+    for i, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            break
+        head, eq, value = word.partition("=")
+        if eq and head in options:
+            found.append(value)
+        elif word in options:
+            found.append(argv[i + 1] if i + 1 < len(argv) else "")
+        elif not word.startswith("--") and word[:2] in options and len(word) > 2:
+            found.append(word[2:])
+    return found
+
+
+def _outside(directory: str) -> bool:
+    return not directory or directory.startswith(("/", "~")) or ".." in directory.split("/")
 
 
 def _download_exec(parsed: ParsedCommand) -> CommandVerdict | None:
