@@ -145,7 +145,8 @@ def test_may_redact_is_false_only_when_nothing_could_change() -> None:
     ("https://hooks.slack.com/services/T0000/B0000/" + "X" * 24, "XXXXXXXXXX", "service_token"),
     ("Cookie: session=abcdef1234567890abcdef; theme=dark", "abcdef1234567890", "cookie"),
     ("set-cookie: sid=abcdef1234567890abcdef; HttpOnly", "abcdef1234567890", "cookie"),
-    ("DefaultEndpointsProtocol=https;AccountName=x;AccountKey=YWJjZGVmZ2hpams=;", "YWJjZGVmZ2hpams", "connection_string"),
+    ("DefaultEndpointsProtocol=https;AccountName=x;AccountKey=YWJjZGVmZ2hpams=;", "YWJjZGVmZ2hpams",
+     "connection_string"),
 ])
 def test_round_7_token_formats_are_redacted(text: str, secret: str, rule: str) -> None:
     """Each passed through before: the well-known prefixed tokens of other services, cookie headers, connection

@@ -123,8 +123,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule.of("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
             "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     Rule.of("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", "xox"),
-    Rule.of("service_token", r"(?<![A-Za-z0-9])(?:glpat-[A-Za-z0-9_-]{20,}|gl(?:ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,}"
-            r"|npm_[A-Za-z0-9]{36,}|hf_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{50,}|gsk_[A-Za-z0-9]{40,}"
+    Rule.of("service_token", r"(?<![A-Za-z0-9])(?:glpat-[A-Za-z0-9_-]{20,}"
+            r"|gl(?:ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36,}|hf_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{50,}|gsk_[A-Za-z0-9]{40,}"
             r"|r8_[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,}|dop_v1_[a-f0-9]{64}"
             r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}|dapi[a-f0-9]{32}"
             r"|lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|ATATT3[A-Za-z0-9_=-]{100,}"
