@@ -91,13 +91,15 @@ _SYMBOL = "\x02"
 _MAX_STAND_INS = 6
 _LETTERS = 18
 _FLAT_DROP = re.compile("[^a-z0-9\x01\x02]")
+_NO_SPELLING = re.compile(f"\x01{{{_MAX_STAND_INS + 1},}}|[\x01\x02]{{{_MAX_STAND_INS + 3 * (_MAX_STAND_INS + 1) + 1},}}")
 
 
 def _name_pattern(word: str) -> str:
     return "\x02{0,3}".join(f"[{c}\x01\x02]" for c in word)
 
 
-_NAME = re.compile(f"{_name_pattern('externaltoolresult')}|{_name_pattern('tluserlootlanretxe')}")
+_WORDS = ("externaltoolresult", "tluserlootlanretxe")
+_NAME = re.compile("|".join(_name_pattern(word) for word in _WORDS))
 
 # Look-alikes (after NFKD + casefold) of the letters in the wrapper's name; also digits and
 # "i"/"|" read as "l". Used only for detection, never on the text the model sees.
@@ -116,7 +118,9 @@ _LOOKALIKES = str.maketrans({
 })
 
 
-_ASCII_FLAT = {i: (_FLAT_DROP.sub("", chr(i).lower().translate(_LOOKALIKES)) or None) for i in range(128)}
+_ASCII_FLAT = {i: _FLAT_DROP.sub("", chr(i).lower().translate(_LOOKALIKES)) for i in range(128)}
+_ASCII_TABLE = bytes(ord(_ASCII_FLAT[i]) if _ASCII_FLAT[i] else i for i in range(128)) + bytes(range(128, 256))
+_ASCII_DROP = bytes(i for i in range(128) if not _ASCII_FLAT[i])
 
 
 def new_nonce() -> str:
@@ -220,13 +224,24 @@ def _mark(c: str) -> str:
 def _flat(text: str) -> str:
     """The whole-text flat view (same result as joining :func:`_fold_char` over the text)."""
     if text.isascii():
-        return text.translate(_ASCII_FLAT)
+        return text.encode("ascii").translate(_ASCII_TABLE, _ASCII_DROP).decode("ascii")
     return "".join(map(_fold_char, text))
 
 
 def _spellings(flat: str) -> list[tuple[int, int]]:
     """Where the name is spelled in a flat view (start, end), at most :data:`_MAX_STAND_INS` stand-ins each."""
+    # A run no spelling can lie in (seven stand-in letters, or more stand-ins and symbols than six stand-ins and
+    # their gaps make) is blanked, same length: text in another script is then passed over at once, not tried at
+    # every letter.
     found: list[tuple[int, int]] = []
+    if _ODD not in flat and _SYMBOL not in flat:  # no stand-ins: the name is spelled out as is
+        for word in _WORDS:
+            pos = flat.find(word)
+            while pos != -1:
+                found.append((pos, pos + _LETTERS))
+                pos = flat.find(word, pos + _LETTERS)
+        return sorted(found)
+    flat = _NO_SPELLING.sub(lambda m: "\x03" * len(m.group(0)), flat)
     pos = 0
     while (m := _NAME.search(flat, pos)) is not None:
         real = sum(1 for c in m.group(0) if c.isalpha())
