@@ -91,7 +91,8 @@ _SYMBOL = "\x02"
 _MAX_STAND_INS = 6
 _LETTERS = 18
 _FLAT_DROP = re.compile("[^a-z0-9\x01\x02]")
-_NO_SPELLING = re.compile(f"\x01{{{_MAX_STAND_INS + 1},}}|[\x01\x02]{{{_MAX_STAND_INS + 3 * (_MAX_STAND_INS + 1) + 1},}}")
+_LONGEST_STAND_IN_RUN = _MAX_STAND_INS + 3 * (_MAX_STAND_INS + 1)  # six stand-ins and the symbol gaps around them
+_NO_SPELLING = re.compile(f"\x01{{{_MAX_STAND_INS + 1},}}|[\x01\x02]{{{_LONGEST_STAND_IN_RUN + 1},}}")
 
 
 def _name_pattern(word: str) -> str:
