@@ -272,3 +272,15 @@ def test_code_from_standard_input_asks(command: str) -> None:
 def test_data_on_standard_input_of_a_script_stays_allowed(command: str) -> None:
     policy = CommandPolicy(allow=["cat *", "python3 *", "bash *", "curl *"])
     assert policy.decide(command).allowed, policy.decide(command).reason
+
+
+@pytest.mark.parametrize("command", [
+    "socat - EXEC:'touch X'", "socat TCP-LISTEN:8080,fork SYSTEM:'touch X'", "socat - exec:touch,pty",
+    "git hook run pre-commit", "echo 'syscmd(touch X)' | m4", "echo 'exec(\"touch X\")' | expect",
+    "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch X",
+])
+def test_round_7_other_programs_that_run_commands_ask(command: str) -> None:
+    """socat's EXEC/SYSTEM addresses, git's hook runner, m4 and expect reading their program from a pipe, the
+    dynamic loader as a wrapper: each ran without approval under its own allow rule before."""
+    policy = CommandPolicy(allow=["socat *", "git *", "echo *", "m4", "expect", "ld-linux-x86-64.so.2 *"])
+    assert policy.decide(command).needs_approval, command

@@ -203,6 +203,9 @@ def risky_reason(argv: Sequence[str]) -> str | None:
         return _awk_reason(argv)
     if name in _SQL_SHELLS and len(_operands(argv, _SQL_SHELL_VALUES)) > 1:
         return f"{name}: runs the SQL and dot-commands given on the command line (.shell, .system, load_extension)"
+    if name == "socat" and any(w.split(":", 1)[0].split(",", 1)[0].upper() in ("EXEC", "SYSTEM")
+                               for w in argv[1:]):
+        return "socat EXEC: / SYSTEM: addresses run a program"
     if name == "split" and len(_operands(argv, _SPLIT_VALUES)) > 1:
         return "split names the files it writes from its PREFIX operand"
     return None

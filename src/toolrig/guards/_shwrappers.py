@@ -70,6 +70,18 @@ WRAPPERS: dict[str, Wrapper] = {
     "taskset": _w("", "-a --all-tasks -c --cpu-list", positionals=1),
     "unbuffer": _w(),
     "busybox": _w(),
+    "toybox": _w(),
+    "chronic": _w("", "-e -v"),
+    "ifne": _w("", "-n"),
+    "rlwrap": _w(),
+    "cpulimit": _w(),
+    "perf": _w(positionals=1),  # perf stat|record|trace [options] COMMAND: any option makes it opaque
+    "dtach": _w("-n -A -c -N -a -e -r", "-E -z"),
+    "parallel": _w(appends=True),
+    "sem": _w(appends=True),
+    # the dynamic loader runs the program it is given (any option of its own: opaque)
+    **dict.fromkeys(("ld.so", "ld-linux.so.2", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-musl-x86_64.so.1",
+                     "ld-musl-aarch64.so.1"), _w()),
     "catchsegv": _w(),
     "torsocks": _w(),
     "proxychains": _w("-f", "-q"),
