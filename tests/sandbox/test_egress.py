@@ -18,7 +18,7 @@ from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import URLDenied
 from toolrig.guards import URLRules
 from toolrig.runtime import Executors, Runtime, minimal_stages
-from toolrig.sandbox import EGRESS_KEY, ENV_KEY, PATHS_KEY, Sandbox, SandboxExecutor, host_allowed
+from toolrig.sandbox import EGRESS_KEY, ENV_KEY, PATHS_KEY, EgressProxy, Sandbox, SandboxExecutor, host_allowed
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
@@ -172,8 +172,6 @@ async def _proxy_answer(folder: str, request: str) -> bytes:
 def test_a_host_with_url_delimiters_cannot_pass_a_wildcard_for_another_host(server: int, target: str) -> None:
     """The allow-list matches the host as written; the URL guard must judge that same host and port, not the
     one a URL parser finds in it (``evil.test/.allowed.test`` matched ``*.allowed.test`` and reached evil.test)."""
-    from toolrig.sandbox import EgressProxy
-
     rules = URLRules.build(allow=["127.0.0.0/8"], allowed_ports=[80, 443, server])
     proxy = EgressProxy(["*.allowed.test"], rules=rules, resolver=_resolver)
 

@@ -12,6 +12,7 @@ to at the address the guard checked. Everything else gets ``403``. Code that ign
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
@@ -27,7 +28,6 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolrig.errors import URLDenied
 from toolrig.guards import AsyncResolver, Resolver, URLRules, acheck_url, host_allowed
-from toolrig.guards._addresses import parse_ip_literal
 
 __all__ = ["EGRESS_KEY", "ENV_KEY", "PATHS_KEY", "EgressProxy", "host_allowed"]
 
@@ -141,7 +141,7 @@ class EgressProxy:
         # an IP address may be, or '/', '?', '#', '@', '%' would make the guard judge (and the proxy connect to)
         # another host or port than the one matched ('evil.com/.allowed.example:25').
         ipv6 = ":" in host
-        if not (parse_ip_literal(host) is not None if ipv6 else _NAME.match(host)):
+        if not (_is_ipv6(host) if ipv6 else _NAME.match(host)):
             return f"{host!r} is not a host name or an IP address"
         if not host_allowed(host, self.hosts):
             return f"{host} is not among the hosts this tool may reach ({', '.join(self.hosts) or 'none'})"
@@ -159,6 +159,14 @@ class EgressProxy:
             except OSError:
                 continue
         return f"cannot connect to {host}:{port}"
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
 
 
 async def _relay(buffered: BufferedByteReceiveStream, client: anyio.abc.ByteStream,
