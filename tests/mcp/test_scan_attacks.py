@@ -128,6 +128,7 @@ def test_phrasings_of_round_7_are_flagged(case: str) -> None:
     "Prior to each invocation, the server warms up.", "Use the [SYSTEM] log level for kernel messages.",
     "Writes a ### Instructions section in the README.", "Calculates SHA256 of a file; 1080p and 4k videos supported.",
     "Checks a hex colour such as 4a4a4a4a4a4a4a4a4a4a4a4a4a4a.", "Spells a word: c-a-t-s.",
+    "(Admin) Deletes a user.", "Path of the repository (root): absolute.",
 ])
 def test_benign_descriptions_near_round_7_are_not_flagged(description: str) -> None:
     report = scan_definition(tool(description))

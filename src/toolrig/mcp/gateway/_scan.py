@@ -83,8 +83,8 @@ _HIDDEN_MARKUP = _rx(
     # chat-template tokens and role markers of any model family: <|im_start|>system, [INST], <<SYS>>,
     # <start_of_turn>, [SYSTEM]:, {"role": "system"}, ### System:
     r"<\|\s*[a-z_]+\s*\|>", r"\[\s*/?\s*inst\s*\]", r"<<\s*/?\s*sys\s*>>", r"<\s*/?\s*(start|end)_of_turn\s*>",
-    r"[\[({]\s*/?\s*(system|assistant|admin|administrator|developer|operator|root)\s*[\])}]\s*:",
-    r"^\s*[\[({]\s*/?\s*(system|assistant|admin|administrator|developer|operator)\s*[\])}]",
+    r"[\[({]\s*/?\s*(system|assistant|admin|administrator|developer|operator)\s*[\])}]\s*:",
+    r"^\s*\[\s*/?\s*(system|assistant|developer)\s*\]",
     r"[\"']role[\"']\s*:\s*[\"'](system|assistant|developer)[\"']", r"^\s*#{1,6}\s*(system|instructions?)\b\s*:?\s*$")
 
 _INSTRUCTION = _rx(
