@@ -129,6 +129,7 @@ def test_phrasings_of_round_7_are_flagged(case: str) -> None:
     "Writes a ### Instructions section in the README.", "Calculates SHA256 of a file; 1080p and 4k videos supported.",
     "Checks a hex colour such as 4a4a4a4a4a4a4a4a4a4a4a4a4a4a.", "Spells a word: c-a-t-s.",
     "(Admin) Deletes a user.", "Path of the repository (root): absolute.",
+    "Only works after the user has authorized this tool in the dashboard.", "The admin has allowed all users to read.",
 ])
 def test_benign_descriptions_near_round_7_are_not_flagged(description: str) -> None:
     report = scan_definition(tool(description))

@@ -131,8 +131,8 @@ _INSTRUCTION = _rx(
     r"\b(bypass|circumvent)\w*\b.{0,20}\b(guardrails|safeguards|safety (rules|filters|checks))\b",
     # claims of approval or authority
     r"\b(user|operator|admin|administrator|owner|developer)s? (has |have )?(already )?(authori[sz]ed|approved|"
-    r"pre-?approved|consented to|permitted|allowed) (you|the (assistant|model|ai|agent)|this tool|(all|every|any|full)"
-    r"\b)", r"\b(pre-?approved|already approved) by the (user|operator)",
+    r"pre-?approved|consented to) (you|the (assistant|model|ai|agent)|(all|every|any)\b)",
+    r"\b(pre-?approved|already approved) by the (user|operator)",
     # Spanish, Italian, French, German, Portuguese: "before using this tool", "without telling", "do not tell"
     r"\bantes de (usar|utilizar|llamar|invocar|ejecutar) (esta|la|cualquier|este|el) (herramienta|funci[óo]n|tool)\b",
     r"\bprima di (usare|utilizzare|chiamare|invocare|eseguire) (questo|lo|quello|qualsiasi) (strumento|tool)\b",
