@@ -121,7 +121,8 @@ _INSTRUCTION = _rx(
     # hiding the step: "without mentioning it", "keep this between us", "no need to tell"
     r"\bwithout (mentioning|telling|saying|informing|notifying|alerting|revealing|disclosing)\b"
     r".{0,12}\b(it|this|that|anything|anyone|them|so|the user)\b",
-    r"\bkeep (this|it|that|these steps?)\b.{0,20}\b(secret|hidden|private|confidential|between us|to yourself|quiet)\b",
+    r"\bkeep (this|it|that|these|the)\b.{0,20}\b(between us|to yourself|(secret|hidden|quiet) from (the )?(user|human|"
+    r"operator|them))\b",
     r"\bno need (for|to) (tell|inform|mention|notify|alert)\w*\b.{0,15}\b(user|human|operator|anyone|them)\b",
     # setting the rules aside: "stop following the operator's rules", "bypass the user's policy"
     r"\b(stop|cease|quit|no longer) (following|obeying|observing|applying|respecting|honou?ring)\b.{0,30}"
