@@ -134,3 +134,28 @@ def test_may_redact_is_false_only_when_nothing_could_change() -> None:
     assert not DEFAULT_REDACTOR.may_redact('{"passengers": 2, "flights": [{"price": 129.0}]}')
     assert DEFAULT_REDACTOR.may_redact("call me with sk-" + "a" * 30)
     assert Redactor.create([r"\d{4,}"]).may_redact("plain")  # a rule without hints: always look closer
+
+
+@pytest.mark.parametrize(("text", "secret", "rule"), [
+    ("GITLAB_TOKEN is glpat-" + "a1B2c3D4e5F6g7H8i9J0", "a1B2c3D4e5F6g7H8i9J0", "service_token"),
+    ("//registry.npmjs.org/:_authToken npm_" + "a1B2c3D4e5" * 4, "a1B2c3D4e5a1B2", "service_token"),
+    ("hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6", "a1B2c3D4e5F6g7H8", "service_token"),
+    ("pypi-AgEIcHlwaS5vcmc" + "Q" * 60, "QQQQQQQQQQ", "service_token"),
+    ("SG." + "a" * 22 + "." + "b" * 43, "bbbbbbbbbbbb", "service_token"),
+    ("https://hooks.slack.com/services/T0000/B0000/" + "X" * 24, "XXXXXXXXXX", "service_token"),
+    ("Cookie: session=abcdef1234567890abcdef; theme=dark", "abcdef1234567890", "cookie"),
+    ("set-cookie: sid=abcdef1234567890abcdef; HttpOnly", "abcdef1234567890", "cookie"),
+    ("DefaultEndpointsProtocol=https;AccountName=x;AccountKey=YWJjZGVmZ2hpams=;", "YWJjZGVmZ2hpams",
+     "connection_string"),
+])
+def test_round_7_token_formats_are_redacted(text: str, secret: str, rule: str) -> None:
+    """Each passed through before: the well-known prefixed tokens of other services, cookie headers, connection
+    strings' keys."""
+    out = redact_text(text)
+    assert secret not in out and f"[REDACTED:{rule}]" in out, out
+
+
+@pytest.mark.parametrize("text", ["the hf_hub_download function", "npm_config_cache=/tmp/x", "a cookie jar",
+                                  "SG. Something", "dapi is a word", "cookies: none"])
+def test_round_7_look_alikes_are_kept(text: str) -> None:
+    assert redact_text(text) == text

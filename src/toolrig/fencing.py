@@ -11,10 +11,12 @@ where NONCE is 64 random bits, new for every call, so a payload cannot predict t
 decoding happens after it). It changes the text visibly, so a reviewer can tell it was altered:
 
 * any spelling of the wrapper's name (case variants, Unicode compatibility forms such as
-  fullwidth letters, common Cyrillic/Greek look-alikes, accents, invisible characters or up to
-  three separators inside it, and the reversed spelling used with bidi overrides) is replaced
-  by ``[neutralised delimiter]``; detection works on an NFKD + casefold view with
-  default-ignorable code points (unassigned ones too), every combining mark and control characters removed;
+  fullwidth letters, common Cyrillic/Greek look-alikes, accents, invisible characters, any
+  separators between any two letters — spaces, punctuation, line breaks, symbols —, up to six
+  letters written with any other non-ASCII letter, digit or symbol, and the reversed spelling used
+  with bidi overrides) is replaced by ``[neutralised delimiter]``; detection works on an NFKD +
+  casefold view with default-ignorable code points (unassigned ones too), every combining mark,
+  control characters and separators removed;
 * C0 and C1 control characters except ``\\n`` and ``\\t`` (so ANSI/OSC escape sequences lose their
   ESC), default-ignorable code points (zero-width characters, bidi controls, Unicode tag
   characters U+E0000-U+E0FFF, variation selectors, ...), line/paragraph separators and lone
@@ -79,7 +81,26 @@ _ESCAPE = re.compile(
 )
 _DROP_IN_VIEW = re.compile(
     f"[{_CONTROLS}{_IGNORABLE}\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-_NAME = re.compile(r"external[\W_]{0,3}tool[\W_]{0,3}result|tluser[\W_]{0,3}loot[\W_]{0,3}lanretxe")
+# The name is looked for in a "flat" view: the detection view without separators (anything but ASCII letters,
+# digits and the two marks below), so any number of spaces, punctuation or line breaks between any two letters
+# ('ext-ernal', 'external____tool', 'e x t e r n a l') still spells it. A non-ASCII letter or digit that no table
+# maps to an ASCII letter is _ODD and may stand for any letter; a non-ASCII symbol is _SYMBOL and may stand for a
+# letter or separate two. At most _MAX_STAND_INS of the 18 letters may be stand-ins: the rest must be real.
+_ODD = "\x01"
+_SYMBOL = "\x02"
+_MAX_STAND_INS = 6
+_LETTERS = 18
+_FLAT_DROP = re.compile("[^a-z0-9\x01\x02]")
+_LONGEST_STAND_IN_RUN = _MAX_STAND_INS + 3 * (_MAX_STAND_INS + 1)  # six stand-ins and the symbol gaps around them
+_NO_SPELLING = re.compile(f"\x01{{{_MAX_STAND_INS + 1},}}|[\x01\x02]{{{_LONGEST_STAND_IN_RUN + 1},}}")
+
+
+def _name_pattern(word: str) -> str:
+    return "\x02{0,3}".join(f"[{c}\x01\x02]" for c in word)
+
+
+_WORDS = ("externaltoolresult", "tluserlootlanretxe")
+_NAME = re.compile("|".join(_name_pattern(word) for word in _WORDS))
 
 # Look-alikes (after NFKD + casefold) of the letters in the wrapper's name; also digits and
 # "i"/"|" read as "l". Used only for detection, never on the text the model sees.
@@ -96,6 +117,11 @@ _LOOKALIKES = str.maketrans({
     "υ": "u", "ս": "u", "ᴜ": "u", "ʋ": "u", "ɩ": "l", "ꭵ": "l", "Ꭼ": "e", "ꭼ": "e", "Ꮃ": "w",
     "ѕ": "s", "ꜱ": "s",
 })
+
+
+_ASCII_FLAT = {i: _FLAT_DROP.sub("", chr(i).lower().translate(_LOOKALIKES)) for i in range(128)}
+_ASCII_TABLE = bytes(ord(_ASCII_FLAT[i]) if _ASCII_FLAT[i] else i for i in range(128)) + bytes(range(128, 256))
+_ASCII_DROP = bytes(i for i in range(128) if not _ASCII_FLAT[i])
 
 
 def new_nonce() -> str:
@@ -184,19 +210,53 @@ def _tool_label(tool: str) -> str:
 def _fold_char(ch: str) -> str:
     """What one character looks like in the detection view ('' when it is invisible or a combining mark)."""
     folded = unicodedata.normalize("NFKD", ch).casefold().translate(_LOOKALIKES)
-    return "".join(c for c in _DROP_IN_VIEW.sub("", folded) if not unicodedata.category(c).startswith("M"))
+    kept = (c for c in _DROP_IN_VIEW.sub("", folded) if not unicodedata.category(c).startswith("M"))
+    view = "".join(map(_mark, kept))
+    return _FLAT_DROP.sub("", view)
 
 
-def _view(text: str) -> str:
-    """The whole-text detection view (same result as joining :func:`_fold_char` over the text)."""
+def _mark(c: str) -> str:
+    if c <= "\x7f":
+        return c
+    kind = unicodedata.category(c)[0]
+    return _ODD if kind in "LN" else _SYMBOL if kind == "S" else c
+
+
+def _flat(text: str) -> str:
+    """The whole-text flat view (same result as joining :func:`_fold_char` over the text)."""
     if text.isascii():
-        return _DROP_IN_VIEW.sub("", text.lower().translate(_LOOKALIKES))
+        return text.encode("ascii").translate(_ASCII_TABLE, _ASCII_DROP).decode("ascii")
     return "".join(map(_fold_char, text))
+
+
+def _spellings(flat: str) -> list[tuple[int, int]]:
+    """Where the name is spelled in a flat view (start, end), at most :data:`_MAX_STAND_INS` stand-ins each."""
+    # A run no spelling can lie in (seven stand-in letters, or more stand-ins and symbols than six stand-ins and
+    # their gaps make) is blanked, same length: text in another script is then passed over at once, not tried at
+    # every letter.
+    found: list[tuple[int, int]] = []
+    if _ODD not in flat and _SYMBOL not in flat:  # no stand-ins: the name is spelled out as is
+        for word in _WORDS:
+            pos = flat.find(word)
+            while pos != -1:
+                found.append((pos, pos + _LETTERS))
+                pos = flat.find(word, pos + _LETTERS)
+        return sorted(found)
+    flat = _NO_SPELLING.sub(lambda m: "\x03" * len(m.group(0)), flat)
+    pos = 0
+    while (m := _NAME.search(flat, pos)) is not None:
+        real = sum(1 for c in m.group(0) if c.isalpha())
+        if _LETTERS - real <= _MAX_STAND_INS:
+            found.append(m.span())
+            pos = m.end()
+        else:
+            pos = m.start() + 1
+    return found
 
 
 def _neutralise_names(text: str) -> str:
     for _ in range(8):
-        if _NAME.search(_view(text)) is None:
+        if not _spellings(_flat(text)):
             return text
         text = _replace_names(text)
     return text
@@ -210,11 +270,11 @@ def _replace_names(text: str) -> str:
         folded = _fold_char(ch)
         pieces.append(folded)
         origin.extend([i] * len(folded))
-    view = "".join(pieces)
+    flat = "".join(pieces)
     out: list[str] = []
     last = 0
-    for m in _NAME.finditer(view):
-        start, end = origin[m.start()], origin[m.end() - 1] + 1
+    for start_at, end_at in _spellings(flat):
+        start, end = origin[start_at], origin[end_at - 1] + 1
         out.append(text[last:start])
         out.append(NEUTRALISED)
         last = end

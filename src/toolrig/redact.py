@@ -2,8 +2,10 @@
 
 Pure functions and a small immutable :class:`Redactor`. The default rules cover the secrets that
 most often leak through tool output and arguments: provider API keys (``sk-...``, ``ghp_...``,
-``xoxb-...``, AWS access keys, Google API keys, Stripe keys), JWTs, bearer tokens, PEM private key
-blocks, passwords in URLs and ``password=...``-style assignments. In JSON-like values, the value of
+``xoxb-...``, AWS access keys, Google API keys, Stripe keys, and the prefixed tokens of GitLab, npm, Hugging Face,
+PyPI, Groq, Replicate, xAI, Perplexity, DigitalOcean, Shopify, SendGrid, Databricks, Linear, Notion, age, Atlassian
+and Slack webhooks), JWTs, bearer tokens, PEM private key blocks, cookie headers, Azure connection-string keys,
+passwords in URLs and ``password=...``-style assignments. In JSON-like values, the value of
 any key that names a secret (``password``, ``api_key``, ``authorization``, ...) is replaced whole.
 
 Example:
@@ -121,12 +123,24 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule.of("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
             "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     Rule.of("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", "xox"),
+    Rule.of("service_token", r"(?<![A-Za-z0-9])(?:glpat-[A-Za-z0-9_-]{20,}"
+            r"|gl(?:ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36,}|hf_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{50,}|gsk_[A-Za-z0-9]{40,}"
+            r"|r8_[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,}|dop_v1_[a-f0-9]{64}"
+            r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}|dapi[a-f0-9]{32}"
+            r"|lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|ATATT3[A-Za-z0-9_=-]{100,}"
+            r"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,})",
+            "glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "npm_", "hf_", "pypi-", "gsk_", "r8_",
+            "xai-", "pplx-", "dop_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "SG.", "dapi", "lin_api_", "ntn_",
+            "AGE-SECRET-KEY-", "ATATT3", "hooks.slack.com"),
     Rule.of("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b",
             "AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA"),
     Rule.of("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", "AIza"),
     Rule.of("bearer_token", r"(?i)\b(?:bearer|token)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", "bearer", "token",
             fold=True),
     Rule.of("basic_auth", r"(?i)\bbasic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})", "basic", fold=True),
+    Rule.of("cookie", r"(?im)^[ \t]*(?:set-)?cookie[ \t]*:[ \t]*(?P<secret>[^\r\n]+)", "cookie", fold=True),
+    Rule.of("connection_string", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<secret>[^;\s\"']+)",
+            "accountkey", "sharedaccess", fold=True),
     Rule.of("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:(?P<secret>[^\s/@]+)@", "://"),
     Rule.of("credential", r"(?i)(?<![A-Za-z0-9])(?<!page_)(?<!next_)(?<!page-)(?<!next-)(?:" + _SECRET_WORDS
             + r")[\"']?\s*[:=]\s*[\"']?(?P<secret>(?![\[{(])[^\s\"',;&}]{3,})",

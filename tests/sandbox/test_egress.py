@@ -18,7 +18,7 @@ from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import URLDenied
 from toolrig.guards import URLRules
 from toolrig.runtime import Executors, Runtime, minimal_stages
-from toolrig.sandbox import EGRESS_KEY, ENV_KEY, PATHS_KEY, Sandbox, SandboxExecutor, host_allowed
+from toolrig.sandbox import EGRESS_KEY, ENV_KEY, PATHS_KEY, EgressProxy, Sandbox, SandboxExecutor, host_allowed
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
@@ -148,3 +148,39 @@ def test_paths_outside_the_root_are_refused(sandbox: Sandbox, server: int, tmp_p
     tool = et.files.with_spec(metadata={PATHS_KEY: {"root": str(tmp_path / "root"), "write": [str(tmp_path)]}})
     outcome = call(sandbox, server, tool, {"name": "a.txt"})
     assert not outcome.ok and "outside its root" in outcome.error.message
+
+
+async def _proxy_answer(folder: str, request: str) -> bytes:
+    stream = await anyio.connect_unix(os.path.join(folder, "egress.sock"))
+    async with stream:
+        await stream.send(request.encode("latin-1"))
+        answer = b""
+        with anyio.fail_after(5):
+            while b"\r\n\r\n" not in answer:
+                try:
+                    answer += await stream.receive()
+                except anyio.EndOfStream:
+                    break
+        return answer
+
+
+@pytest.mark.parametrize("target", [
+    "evil.test/.allowed.test:{port}", "evil.test#.allowed.test:{port}", "evil.test?.allowed.test:{port}",
+    "evil.test%2f.allowed.test:{port}", "evil.test\\.allowed.test:{port}", "evil.test:{port}/.allowed.test:{port}",
+    "x@evil.test/.allowed.test:{port}",
+])
+def test_a_host_with_url_delimiters_cannot_pass_a_wildcard_for_another_host(server: int, target: str) -> None:
+    """The allow-list matches the host as written; the URL guard must judge that same host and port, not the
+    one a URL parser finds in it (``evil.test/.allowed.test`` matched ``*.allowed.test`` and reached evil.test)."""
+    rules = URLRules.build(allow=["127.0.0.0/8"], allowed_ports=[80, 443, server])
+    proxy = EgressProxy(["*.allowed.test"], rules=rules, resolver=_resolver)
+
+    async def main() -> list[bytes]:
+        async with proxy.serving() as folder:
+            return [await _proxy_answer(folder, f"CONNECT {target.format(port=server)} HTTP/1.1\r\n\r\n"),
+                    await _proxy_answer(folder, f"CONNECT a.allowed.test:{server} HTTP/1.1\r\n\r\n")]
+
+    refused, control = anyio.run(main)
+    assert refused.startswith(b"HTTP/1.1 403"), refused
+    assert control.startswith(b"HTTP/1.1 200"), control
+    assert proxy.allowed == ["a.allowed.test"]

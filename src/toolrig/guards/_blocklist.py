@@ -107,7 +107,7 @@ class BlockRule:
 INTERPRETERS = re.compile(r"(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|irb|pry|ruby|perl|php|lua|luajit|"
                           r"ghci|R|julia|scala|sbcl|clojure|erl|iex|gdb|lldb|sqlite3|mysql|psql|redis-cli|mongo|"
                           r"mongosh|bc|jshell|tclsh|wish|guile|racket|ocaml|swipl|octave|matlab|ipython|bpython|"
-                          r"ptpython)\Z")
+                          r"ptpython|expect|Rscript|pwsh|powershell|elixir|groovy|kotlin|m4)\Z")
 """Programs that start an interactive read-eval-print loop when given nothing to run."""
 
 _NO_REPL = frozenset({"-c", "-e", "-E", "-r", "-m", "-p", "--eval", "--print", "--command", "-V", "--version",

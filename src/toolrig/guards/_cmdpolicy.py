@@ -155,19 +155,83 @@ def command_flags(command: SimpleCommand, parsed: ParsedCommand,
         flags.append("defines or runs a shell function")
     directories = cd_prefixes(parsed)
     flags += [p for r in command.redirects if (p := _redirect_problem(r, protected, directories)) is not None]
-    if command.argv and not command.wrapper and (named := operand_problem(command, protected, directories)):
+    # a wrapper's own words too: 'time -o .bashrc ls' writes .bashrc, 'xargs -a .env echo' reads .env
+    if command.argv and (named := operand_problem(command, protected, directories)):
         flags.append(named)
     if command.argv and not command.wrapper:
         risky = risky_reason(command.argv) or builtin_reason(command.argv)
         if risky:
             flags.append(risky)
         name = base_name(command.argv[0])
-        if command.piped_input and (name in SHELLS or INTERPRETERS.match(name)) and not operands(command.argv):
+        if reads_code_from_stdin(command) and (command.piped_input or _stdin_redirected(command)):
             flags.append(f"{name} runs code piped into it")
         if name in _CD and (not operands(command.argv) or any(
                 a.startswith(("/", "~", "-")) or ".." in a.split("/") for a in operands(command.argv))):
             flags.append("changes to a directory outside the working directory")
+        elif any(_outside(d) for d in _chdir_values(name, command.argv)):
+            flags.append("changes to a directory outside the working directory (a -C / --directory option)")
     return flags
+
+
+_DB_SHELLS = frozenset({"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb", "redis-cli", "mongo", "mongosh"})
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0"})
+"""Names under which a program reads its standard input as a file."""
+
+
+def reads_code_from_stdin(command: SimpleCommand) -> bool:
+    """A shell or an interpreter that takes its program from standard input: given no script, a script named
+    ``-`` or ``/dev/stdin`` (any operand, since options taking values look like operands here), or a shell's
+    ``-s`` (``bash -s -- args``: commands from standard input, the rest positional parameters)."""
+    name = base_name(command.argv[0]) if command.argv else ""
+    shell = name in SHELLS
+    if name in _DB_SHELLS:
+        return True  # the operands name a database: statements (.shell, psql's meta-commands) come from stdin
+    if not (shell or INTERPRETERS.match(name)):
+        return False
+    words = operands(command.argv)
+    if not words or any(w in _STDIN_FILES for w in words):
+        return True
+    if shell:
+        for word in command.argv[1:]:
+            if word == "--" or not word.startswith("-"):
+                break
+            if not word.startswith("--") and "s" in word[1:]:
+                return True
+    return False
+
+
+def _stdin_redirected(command: SimpleCommand) -> bool:
+    """Standard input comes from a here-string, a here-document or a file (``python3 - <<< 'code'``)."""
+    return any(r.op in ("<", "<<", "<<<", "<<-", "<>") and r.fd in (None, 0) for r in command.redirects)
+
+
+_CHDIR_OPTIONS: dict[str, tuple[str, ...]] = {
+    "git": ("-C",), "make": ("-C", "--directory"), "gmake": ("-C", "--directory"), "tar": ("-C", "--directory"),
+    "ninja": ("-C",), "npm": ("-C", "--prefix"), "pnpm": ("-C", "--dir"), "yarn": ("--cwd",),
+    "uv": ("--directory", "--project"), "cargo": ("-C",), "go": ("-C",), "meson": ("-C",), "just": ("-d",
+    "--working-directory"),
+}
+"""Options that make a program work in another directory: judged like a ``cd`` to their value."""
+
+
+def _chdir_values(name: str, argv: Sequence[str]) -> list[str]:
+    options = _CHDIR_OPTIONS.get(name, ())
+    found: list[str] = []
+    for i, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            break
+        head, eq, value = word.partition("=")
+        if eq and head in options:
+            found.append(value)
+        elif word in options:
+            found.append(argv[i + 1] if i + 1 < len(argv) else "")
+        elif not word.startswith("--") and word[:2] in options and len(word) > 2:
+            found.append(word[2:])
+    return found
+
+
+def _outside(directory: str) -> bool:
+    return not directory or directory.startswith(("/", "~")) or ".." in directory.split("/")
 
 
 def _download_exec(parsed: ParsedCommand) -> CommandVerdict | None:
@@ -177,7 +241,7 @@ def _download_exec(parsed: ParsedCommand) -> CommandVerdict | None:
         return None
     for c in parsed.commands:
         name = base_name(c.name)
-        if c.piped_input and (name in SHELLS or INTERPRETERS.match(name)) and not operands(c.argv):
+        if c.piped_input and reads_code_from_stdin(c):
             return CommandVerdict(command=parsed.source, decision="deny", rule="blocklist:download-exec",
                                   reason=f"downloads code and pipes it into {name} (download-exec)")
     return None

@@ -54,7 +54,11 @@ _RC = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".
 DEFAULT_PROTECTED: tuple[ProtectedRule, ...] = (
     *_rules("git metadata: hooks and config run code", ["**/.git", "**/.git/**", "**/.gitmodules"]),
     *_rules("agent and editor configuration can start programs",
-            ["**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.vscode/**", "**/.idea/**"]),
+            ["**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.vscode/**", "**/.idea/**", "**/.gemini/**",
+             "**/.codex/**", "**/.windsurf/**", "**/.zed/**", "**/.continue/**", "**/.amazonq/**", "**/.kiro/**",
+             "**/.roo/**", "**/.opencode/**", "**/opencode.json", "**/.aider.conf.yml"]),
+    *_rules("version control or package manager configuration runs code at the next command",
+            ["**/.hg/hgrc", "**/.yarnrc.yml", "**/.yarnrc", "**/.pnpmfile.cjs", "**/.pdbrc"]),
     *_rules("shell start-up file runs code", [f"**/{name}" for name in _RC] + ["**/.config/fish/**"]),
     *_rules("CI workflow runs code", ["**/.github/workflows/**", "**/.gitlab-ci.yml"]),
     *_rules("git hook manager configuration runs code at the next commit",

@@ -37,6 +37,11 @@ _SPLIT_VALUES = frozenset({"-a", "-b", "-C", "-l", "-n", "-t", "--suffix-length"
                            "--lines", "--number", "--separator", "--additional-suffix", "--filter"})
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
                                 "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
+_SQL_SHELLS = frozenset({"sqlite3", "sqlite", "duckdb"})
+"""Database shells whose operands after the database are statements: dot-commands (``.shell``, ``.system``,
+``.output FILE``) and SQL (``load_extension``, ``ATTACH`` and ``VACUUM INTO`` a file) run programs or write files."""
+_SQL_SHELL_VALUES = frozenset({"-cmd", "-init", "-separator", "-newline", "-nullvalue", "-vfs", "-mmap", "-lookaside",
+                               "-maxsize", "-pagecache", "-heap", "-s", "-c", "-f", "-no-stdin"})
 _GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--get-urlmatch"})
 _GIT_TRANSPORTS = ("ext::", "fd::")
 
@@ -196,6 +201,11 @@ def risky_reason(argv: Sequence[str]) -> str | None:
         return _sed_reason(argv)
     if name in _AWKS:
         return _awk_reason(argv)
+    if name in _SQL_SHELLS and len(_operands(argv, _SQL_SHELL_VALUES)) > 1:
+        return f"{name}: runs the SQL and dot-commands given on the command line (.shell, .system, load_extension)"
+    if name == "socat" and any(w.split(":", 1)[0].split(",", 1)[0].upper() in ("EXEC", "SYSTEM")
+                               for w in argv[1:]):
+        return "socat EXEC: / SYSTEM: addresses run a program"
     if name == "split" and len(_operands(argv, _SPLIT_VALUES)) > 1:
         return "split names the files it writes from its PREFIX operand"
     return None

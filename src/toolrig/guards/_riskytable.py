@@ -80,6 +80,19 @@ RISKY_OPTIONS: Mapping[str, tuple[str, Sequence[str]]] = {
     "fc": ("runs an editor or re-runs history", ("-e", "-s")),
     "enable": ("loads a shared library into the shell", ("-f",)),
     "hash": ("changes which program a name runs", ("-p",)),
+    **dict.fromkeys(("nc", "netcat", "ncat"), ("runs a program for the connection",
+                                               ("-e", "-c", "--exec", "--sh-exec", "--lua-exec"))),
+    **dict.fromkeys(("fd", "fdfind"), ("runs a command for each file found", ("-x", "--exec", "-X", "--exec-batch"))),
+    "ag": ("runs a pager program", ("--pager",)),
+    "pandoc": ("runs filter programs", ("-F", "--filter", "-L", "--lua-filter")),
+    **dict.fromkeys(("gcc", "cc", "c++", "g++", "clang", "clang++"), (
+        _RUNS + " (a wrapper, a plugin, programs under a prefix)", ("-wrapper", "-fplugin", "-B"))),
+    "go": (_RUNS + " (-exec, -toolexec)", ("-exec", "-toolexec")),
+    "hg": ("sets configuration that runs programs (hooks, merge tools, extensions)", ("--config",)),
+    "svn": ("sets configuration that runs programs (diff, merge, editor commands)",
+            ("--config-option", "--config-dir", "--diff-cmd", "--diff3-cmd", "--editor-cmd")),
+    "ssh-keygen": ("loads a PKCS#11 or security-key library", ("-D", "-w")),
+    "ssh-add": ("loads a PKCS#11 or security-key library", ("-s", "-S")),
     "docker": ("gives a container access to the host", _CONTAINER),
     "podman": ("gives a container access to the host", _CONTAINER),
 }
@@ -105,6 +118,7 @@ GIT_SUBCOMMANDS: frozenset[tuple[str, ...]] = frozenset({
     ("filter-branch",), ("difftool",), ("mergetool",), ("instaweb",), ("daemon",), ("credential",),
     ("credential-store",), ("credential-cache",), ("web--browse",), ("remote-ext",), ("remote-fd",), ("shell",),
     ("upload-pack",), ("receive-pack",), ("upload-archive",), ("submodule", "foreach"), ("bisect", "run"),
+    ("hook", "run"),
 })
 """git subcommands that run other programs whatever their options."""
 

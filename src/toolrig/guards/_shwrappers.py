@@ -22,7 +22,9 @@ class Wrapper:
     ``values``: options followed by a separate value; ``flags``: options without one; ``positionals``:
     plain words before the command (``timeout DURATION``); ``assignments``: ``NAME=value`` words allowed
     (``env``); ``queries``: options meaning nothing is run (``command -v``); ``appends``: the inner
-    command gets extra arguments at run time (``xargs``); ``numeric``: ``-N`` short options (``nice -5``).
+    command gets extra arguments at run time (``xargs``); ``numeric``: ``-N`` short options (``nice -5``);
+    ``chdir``: options that run the inner command in another directory (``env -C DIR``): the paths it names are
+    then not the ones the policy reads, so the wrapper is opaque (asks), like a computed word.
     """
 
     values: frozenset[str] = frozenset()
@@ -32,10 +34,12 @@ class Wrapper:
     queries: frozenset[str] = frozenset()
     appends: bool = False
     numeric: bool = False
+    chdir: frozenset[str] = frozenset()
 
 
-def _w(values: str = "", flags: str = "", **kw: object) -> Wrapper:
-    return Wrapper(values=frozenset(values.split()), flags=frozenset(flags.split()), **kw)  # type: ignore[arg-type]
+def _w(values: str = "", flags: str = "", chdir: str = "", **kw: object) -> Wrapper:
+    return Wrapper(values=frozenset(values.split()), flags=frozenset(flags.split()),
+                   chdir=frozenset(chdir.split()), **kw)  # type: ignore[arg-type]
 
 
 WRAPPERS: dict[str, Wrapper] = {
@@ -49,11 +53,12 @@ WRAPPERS: dict[str, Wrapper] = {
     "builtin": _w(),
     "exec": _w("-a", "-c -l"),
     "time": _w("-f -o --format --output", "-p -v -a --portability --verbose --append -q --quiet"),
-    "env": _w("-u --unset -C --chdir", "-i --ignore-environment -0 --null -v --debug -", assignments=True),
+    "env": _w("-u --unset -C --chdir", "-i --ignore-environment -0 --null -v --debug -", "-C --chdir",
+              assignments=True),
     "sudo": _w("-u -g -h -p -C -D -r -t -T -U --user --group --host --prompt --close-from --chdir --role --type "
                "--command-timeout --other-user",
                "-E -H -n -S -b -i -s -k -K -P -A -B --preserve-env --login --shell --non-interactive --stdin "
-               "--background --set-home --askpass --bell --preserve-groups --reset-timestamp"),
+               "--background --set-home --askpass --bell --preserve-groups --reset-timestamp", "-D --chdir"),
     "doas": _w("-u -C", "-n -s -L"),
     "xargs": _w("-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args "
                 "--max-procs --max-chars --process-slot-var",
@@ -65,6 +70,18 @@ WRAPPERS: dict[str, Wrapper] = {
     "taskset": _w("", "-a --all-tasks -c --cpu-list", positionals=1),
     "unbuffer": _w(),
     "busybox": _w(),
+    "toybox": _w(),
+    "chronic": _w("", "-e -v"),
+    "ifne": _w("", "-n"),
+    "rlwrap": _w(),
+    "cpulimit": _w(),
+    "perf": _w(positionals=1),  # perf stat|record|trace [options] COMMAND: any option makes it opaque
+    "dtach": _w("-n -A -c -N -a -e -r", "-E -z"),
+    "parallel": _w(appends=True),
+    "sem": _w(appends=True),
+    # the dynamic loader runs the program it is given (any option of its own: opaque)
+    **dict.fromkeys(("ld.so", "ld-linux.so.2", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-musl-x86_64.so.1",
+                     "ld-musl-aarch64.so.1"), _w()),
     "catchsegv": _w(),
     "torsocks": _w(),
     "proxychains": _w("-f", "-q"),
@@ -164,6 +181,8 @@ def _option_end(command: SimpleCommand, spec: Wrapper) -> tuple[int | None, tupl
         if spec.assignments and "=" in word and not word.startswith("-"):
             assignments.append(word)
         elif (word.startswith("-") and word != "-") or (word == "-" and word in spec.flags):
+            if word.split("=", 1)[0] in spec.chdir or (not word.startswith("--") and word[:2] in spec.chdir):
+                return None, (), True
             step = _option_step(word, spec)
             if step is None:
                 return None, (), True

@@ -12,8 +12,10 @@ to at the address the guard checked. Everything else gets ``403``. Code that ign
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Sequence
@@ -41,6 +43,7 @@ starts in ``R``, so its relative paths mean the same as outside."""
 
 log = logging.getLogger("toolrig.sandbox")
 _MAX_HEAD = 16 * 1024
+_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?\Z")
 
 
 def _deny(reason: str) -> bytes:
@@ -134,20 +137,36 @@ class EgressProxy:
                 await _relay(buffered, client, upstream)
 
     async def _connect(self, host: str, port: int, method: str) -> anyio.abc.SocketStream | str:
+        # The host is matched as written and then handed to the URL guard inside a URL: only a plain name or
+        # an IP address may be, or '/', '?', '#', '@', '%' would make the guard judge (and the proxy connect to)
+        # another host or port than the one matched ('evil.com/.allowed.example:25').
+        ipv6 = ":" in host
+        if not (_is_ipv6(host) if ipv6 else _NAME.match(host)):
+            return f"{host!r} is not a host name or an IP address"
         if not host_allowed(host, self.hosts):
             return f"{host} is not among the hosts this tool may reach ({', '.join(self.hosts) or 'none'})"
         scheme = "https" if method == "CONNECT" else "http"
-        literal = f"[{host}]" if ":" in host else host
+        literal = f"[{host}]" if ipv6 else host
         try:
             checked = await acheck_url(f"{scheme}://{literal}:{port}/", rules=self.rules, resolver=self.resolver)
         except URLDenied as exc:
             return f"{host}:{port} refused by the URL guard ({exc.reason})"
+        if checked.port != port or checked.host.rstrip(".") != host.lower().rstrip("."):
+            return f"{host}:{port} is not what the URL guard checked ({checked.host}:{checked.port})"
         for address in checked.addresses:
             try:
                 return await anyio.connect_tcp(address, port)
             except OSError:
                 continue
         return f"cannot connect to {host}:{port}"
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
 
 
 async def _relay(buffered: BufferedByteReceiveStream, client: anyio.abc.ByteStream,

@@ -33,7 +33,8 @@ PROTECTED_IN_WORKDIR: tuple[str, ...] = (
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".npmrc",
     ".pypirc", ".netrc", ".config/fish", ".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/info",
     ".git/modules", ".pre-commit-config.yaml", ".husky", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
-    ".devcontainer",
+    ".devcontainer", ".gemini", ".codex", ".windsurf", ".zed", ".continue", ".amazonq", ".kiro", ".roo", ".opencode",
+    "opencode.json", ".aider.conf.yml", ".hg/hgrc", ".yarnrc.yml", ".yarnrc", ".pnpmfile.cjs", ".pdbrc",
 )
 """Paths inside a shell's root that stay read-only in its sandbox (where they exist)."""
 

@@ -10,7 +10,8 @@ It reports, each with where it was found:
 
 * ``invisible``: zero-width, bidirectional-override, tag or other format / private-use characters;
 * ``hidden-markup``: HTML comments, instruction-like tags (``<important>``, ``<system>``), elements hidden by
-  style, markdown comments;
+  style, markdown comments, chat-template tokens and role markers (``<|im_start|>``, ``[INST]``, ``<<SYS>>``,
+  ``[SYSTEM]:``, ``{"role": "system"}``);
 * ``padding``: long runs of whitespace or blank lines that push text out of view;
 * ``instruction``: text aimed at the model rather than describing the tool (ignore previous instructions,
   do not tell the user, before using this tool, system notes, in several languages);
@@ -22,7 +23,8 @@ It reports, each with where it was found:
 * ``tool-reference``: directions to call other tools (a tool-like name after *call / use / run / send to*
   that is not the server's own tool), references to other servers, claims to replace other tools;
 * ``exfiltration``: URLs with data placeholders or at collection services, e-mail recipients, ``curl | sh``;
-* ``encoded``: long base64 / hex blobs that may carry a hidden payload;
+* ``encoded``: long base64 / hex blobs that may carry a hidden payload, and instructions or requests hidden by
+  rot13, base64, hex, percent-encoding, reversal, letter-by-letter spelling or leetspeak;
 * ``oversized``: a description or schema too large or too deeply nested to review (a denial of service);
 * ``name``: a name that breaks the MCP rule, with homoglyphs or hidden characters.
 
@@ -37,6 +39,7 @@ import contextlib
 import json
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,7 +79,13 @@ _HIDDEN_MARKUP = _rx(
     r"rules?|override|sys)\b[^>]*>",
     r"<[a-z][^>]*\bstyle\s*=\s*['\"][^'\"]*(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
     r"opacity\s*:\s*0|color\s*:\s*(white|#fff))", r"<[a-z][^>]*\s(hidden|aria-hidden)\b",
-    r"^\s*\[(//|comment)\]\s*:\s*[#<]", r"\[\s*\]\(\s*\S+\s*['\"][^)]*\)")
+    r"^\s*\[(//|comment)\]\s*:\s*[#<]", r"\[\s*\]\(\s*\S+\s*['\"][^)]*\)",
+    # chat-template tokens and role markers of any model family: <|im_start|>system, [INST], <<SYS>>,
+    # <start_of_turn>, [SYSTEM]:, {"role": "system"}, ### System:
+    r"<\|\s*[a-z_]+\s*\|>", r"\[\s*/?\s*inst\s*\]", r"<<\s*/?\s*sys\s*>>", r"<\s*/?\s*(start|end)_of_turn\s*>",
+    r"[\[({]\s*/?\s*(system|assistant|admin|administrator|developer|operator)\s*[\])}]\s*:",
+    r"^\s*\[\s*/?\s*(system|assistant|developer)\s*\]",
+    r"[\"']role[\"']\s*:\s*[\"'](system|assistant|developer)[\"']", r"^\s*#{1,6}\s*(system|instructions?)\b\s*:?\s*$")
 
 _INSTRUCTION = _rx(
     r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|other|system|any)\b.{0,20}"
@@ -104,6 +113,40 @@ _INSTRUCTION = _rx(
     r"\b(learn|know|find out|notice|see|hear|be told)\b",
     r"\b(quietly|silently|secretly|covertly|discreetly)\b.{0,30}\b(send|forward|upload|read|copy|include|call|post)\b",
     r"\bnote (to|for) (the )?(ai|assistant|model|llm|agent)\b",
+    # a step before every use, in other words: "prior to each invocation", "ahead of any call"
+    r"\b(before|prior to|ahead of|preceding)\s+(each|every|any|all|the|this|its|your)?\s*(first\s+)?"
+    r"(use|usage|call|invocation|execution|request|time you (use|call|run|invoke))s?\b.{0,40}\b(read|open|call|send|"
+    r"include|pass|put|fetch|load|cat|upload|attach|copy|paste|insert|add|append|collect|forward)\b",
+    r"\bbefore (you )?(use|call|invoke|run|execute)s? (this|it|any)\b",
+    # hiding the step: "without mentioning it", "keep this between us", "no need to tell"
+    r"\bwithout (mentioning|telling|saying|informing|notifying|alerting|revealing|disclosing)\b"
+    r".{0,12}\b(it|this|that|anything|anyone|them|so|the user)\b",
+    r"\bkeep (this|it|that|these|the)\b.{0,20}\b(between us|to yourself|(secret|hidden|quiet) from (the )?(user|human|"
+    r"operator|them))\b",
+    r"\bno need (for|to) (tell|inform|mention|notify|alert)\w*\b.{0,15}\b(user|human|operator|anyone|them)\b",
+    # setting the rules aside: "stop following the operator's rules", "bypass the user's policy"
+    r"\b(stop|cease|quit|no longer) (following|obeying|observing|applying|respecting|honou?ring)\b.{0,30}"
+    r"\b(rules|instructions|guidelines|policy|policies|directions|restrictions)\b",
+    r"\b(bypass|override|supersede|overrule|circumvent)s?\b.{0,20}\b(your|the (operator|system|developer|"
+    r"assistant)'?s?) (rules|instructions|guidelines|policy|policies|restrictions|safeguards|guardrails)\b",
+    r"\b(bypass|circumvent)\w*\b.{0,20}\b(guardrails|safeguards|safety (rules|filters|checks))\b",
+    # claims of approval or authority
+    r"\b(user|operator|admin|administrator|owner|developer)s? (has |have )?(already )?(authori[sz]ed|approved|"
+    r"pre-?approved|consented to) (you|the (assistant|model|ai|agent)|(all|every|any)\b)",
+    r"\b(pre-?approved|already approved) by the (user|operator)",
+    # Spanish, Italian, French, German, Portuguese: "before using this tool", "without telling", "do not tell"
+    r"\bantes de (usar|utilizar|llamar|invocar|ejecutar) (esta|la|cualquier|este|el) (herramienta|funci[óo]n|tool)\b",
+    r"\bprima di (usare|utilizzare|chiamare|invocare|eseguire) (questo|lo|quello|qualsiasi) (strumento|tool)\b",
+    r"\bavant d'(utiliser|appeler|invoquer|ex[ée]cuter) (cet|l'|chaque|cette) ?(outil|fonction)\b",
+    r"\b(bevor|ehe) (du|sie) (dieses|das|ein) (werkzeug|tool|funktion)\b|\bvor (jeder|der) (nutzung|verwendung|"
+    r"benutzung)\b",
+    r"\bantes de (usar|utilizar|chamar|invocar|executar) (esta|a|qualquer) (ferramenta|fun[çc][ãa]o)\b",
+    r"\bno (se |le |les )?(lo |la |los |las )?(digas|diga|menciones|mencione|informes|informe|cuentes|cuente)\b",
+    r"\bsin (dec[ií]rselo|decirlo|mencionarlo|avisar|informar)\b",
+    r"\bnon (dirlo|dire|menzionarlo|menzionare|informare|avvisare)\b|\bsenza (dirlo|menzionarlo|avvisare|informare)\b",
+    r"\bsans (en )?(parler|le dire|le mentionner|mentionner|pr[ée]venir|informer)\b",
+    r"\bohne (es )?(zu )?(erw[äa]hnen|sagen|informieren|benachrichtigen)\b|\bohne (dem|den) (nutzer|benutzer)\b",
+    r"\bsem (mencionar|contar|avisar|informar|dizer)\b|\bn[ãa]o (lhe |o )?(conte|mencione|diga|informe|avise)\b",
     # Russian, Ukrainian, Chinese, Japanese, Korean, Arabic, Hindi, Turkish, Dutch, Polish
     r"(игнорир|проигнорир|забудь|ігнор)\w*.{0,30}(инструкц|указани|правил|інструкц)",
     r"не (говори|сообщай|рассказывай|упоминай|кажи)\w*",
@@ -127,7 +170,9 @@ _EXFIL = _rx(
     r"\b(webhook\.site|ngrok(-free)?\.(io|app)|requestbin|pipedream|burpcollaborator|interact\.sh|oast\.|"
     r"pastebin\.com|hookbin|beeceptor|canarytokens)\b", r"\b[\w.-]+\.(invalid|onion)\b",
     r"\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^\n]{0,80}\|\s*(ba|z|k)?sh\b", r"\|\s*(ba|z)?sh\b",
-    r"\b(nc|netcat|ncat)\s+-[a-z]*e\b", r"\bbase64\s+(-d|--decode)\b")
+    r"\b(nc|netcat|ncat)\s+-[a-z]*e\b", r"\bbase64\s+(-d|--decode)\b",
+    r"https?://[^\s'\"<>]*[?&][\w-]+=(?=[\s'\")\]>]|$)", r"https?://[^\s'\"]*<[^>\s][^>]{0,60}>",
+    r"[<{][^<>{}\n]{1,60}[>}]\.[\w-]+\.[a-z]{2,}\b", r"\b(dns|nslookup|dig|resolve|ping)\b.{0,30}[<{][^<>{}]+[>}]\.")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b")
 _URL = re.compile(r"https?://[^\s'\"<>)]+", re.IGNORECASE)
 _SEND = _rx(r"\b(send|sends|sent|forward|upload|post|posts|email|e-mail|mail|report|transmit|submit|notify|cc|bcc|"
@@ -247,7 +292,15 @@ class _Checker:
             self.add("encoded", where, f"a {len(m.group(0))}-character encoded blob may hide a payload")
 
     def _hidden_encodings(self, where: str, text: str) -> None:
-        """Instructions hidden by rot13 or in a base64 blob."""
+        """Instructions hidden by rot13, in a base64 or hex blob, percent-encoded, reversed, spelled letter by
+        letter or in leetspeak."""
+        for label, decoded in _decodings(text):
+            if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
+                self.add("encoded", where, f"{label} instruction ({_quote(m)!r})")
+                return
+            if (found := asks_for(decoded)) is not None:
+                self.add("encoded", where, f"{label} request: {found[1]}")
+                return
         rotated = codecs.encode(text, "rot13")
         if (len(text) >= 16 and rotated != text and _INSTRUCTION.search(text) is None
                 and (m := _INSTRUCTION.search(rotated)) is not None):
@@ -288,6 +341,35 @@ class _Checker:
 
 _GENERIC_NOUNS = frozenset({"this", "the", "that", "any", "other", "a", "an", "each", "every", "which", "same",
                             "mcp", "shell", "search", "email", "browser"})
+
+
+_HEX_BLOB = re.compile(r"(?:[0-9a-fA-F]{2}){12,}")
+_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){3,}")
+_SPELLED = re.compile(r"\b(?:[^\W\d_][ .\-_]){4,}[^\W\d_]\b")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
+_LEET_WORD = re.compile(r"\b(?=[\w@$!]*[a-z])(?=[\w@$!]*[0-9@$!])[\w@$!]{3,}", re.IGNORECASE)
+
+
+def _decodings(text: str) -> Iterator[tuple[str, str]]:
+    """Readings of ``text`` a model can make but the patterns cannot: each with a label for the report.
+
+    Each reading is offered only when it differs from the text, and only its new part matters: the caller checks
+    the plain text first, so what is found here was hidden by the encoding."""
+    if len(text) < 16:
+        return
+    if _HEX_BLOB.search(text):
+        for blob in _HEX_BLOB.findall(text):
+            with contextlib.suppress(ValueError, UnicodeDecodeError):
+                yield "a hex-encoded", bytes.fromhex(blob).decode("utf-8")
+    if _PERCENT.search(text):
+        yield "a percent-encoded", urllib.parse.unquote(text)
+    if _SPELLED.search(text):
+        yield "a spelled-out", _SPELLED.sub(lambda m: re.sub(r"[ .\-_]", "", m.group(0)), text)
+    if _LEET_WORD.search(text):
+        yield "a leetspeak", _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
+    reversed_text = text[::-1]
+    if _INSTRUCTION.search(text) is None:
+        yield "a reversed", reversed_text
 
 
 def _is_file_or_parameter(name: str) -> bool:

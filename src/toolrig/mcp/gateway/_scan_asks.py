@@ -41,6 +41,10 @@ _STORE = _rx(
     r"\b(browser|saved|stored) (cookies|passwords|logins|credentials)\b|\bcookies? (file|jar|database)\b",
     r"\b(wallet|seed|recovery|mnemonic) (phrase|words|seed|file|keys?)s?\b|\bseed phrase\b|\bmnemonic\b",
     r"\bprivate keys?\b|\bsigning keys?\b|/etc/(shadow|passwd|sudoers)\b|\bkey ?files?\b",
+    # a dotfile of any home directory however it is spelled; process environments; mounted secrets; shell history
+    r"(\$\{?home\}?|%userprofile%|%appdata%|%homepath%|/home/[^/\s]+|/users/[^/\s]+|/root)[/\\]\.",
+    r"/proc/(self|\d+|\*|[^/\s]+)/environ\b|/(var/)?run/secrets\b|\bserviceaccount/token\b",
+    r"\b(bash|zsh|shell|fish) histor(y|ies)\b|\bgh/hosts\.yml\b",
     r"\bclaves? privadas?\b|\bllavero\b|\bcl[ée]s? priv[ée]es?\b|\btrousseau\b|\bprivate[nrs]? schl[üu]ssel\b|"
     r"\bschl[üu]sselbund\b|(закрыт|приватн|секретн)\w* ключ|связк\w* ключей|私钥|私鑰|钥匙串|密钥文件|秘密鍵|"
     r"キーチェーン|\bchaves? privadas?\b|\bporta.chaves\b")
@@ -68,6 +72,9 @@ SECRET_PLACES = _rx(
     r"\bid_(rsa|dsa|ecdsa|ed25519)\b",
     r"(^|[\s'\"`(/])\.env\b", r"\.netrc\b", r"/etc/(shadow|passwd|sudoers)\b", r"\bprivate[ _-]?keys?\b",
     r"\b(aws_secret_access_key|aws_access_key_id|api[_-]?secret)\b", r"\bkey ?files?\b", r"\bkeychain\b",
+    r"(\$\{?HOME\}?|%USERPROFILE%|%APPDATA%|/home/[^/\s]+|/Users/[^/\s]+|/root)[/\\]\.(ssh|aws|gnupg|netrc|docker|"
+    r"kube|config/gcloud|config/gh|git-credentials|npmrc|pypirc|env|bash_history|zsh_history|pgpass)",
+    r"/proc/(self|\d+|\*)/environ\b|/(var/)?run/secrets/", r"\.(bash|zsh|sh)_history\b",
     r"(output|result|contents?) of `?(env|printenv|set)`?\b", r"`(env|printenv)`", r"\bhome directory listing\b",
     r"\b(browser|saved) (cookies|passwords)\b", r"\bwallet (seed|phrase)\b|\bseed phrase\b|\bmnemonic\b")
 _SECRET_WEAK = _rx(r"\b(passwords?|passphrases?|api[ _-]?keys?|access[ _-]?tokens?|secrets?|credentials?|"
@@ -114,6 +121,8 @@ _SYSPROMPT = _rx(
     r"\b(prompt|mensagem|instru[çc][õo]es) do sistema\b")
 _YOUR_RULES = _rx(
     r"\byour (own )?(prompt|instructions|rules|guidelines|configuration|directives)\b|"
+    r"\byour (initial|original|hidden|system|startup|start-up|base|underlying|internal|secret) (configuration|setup|"
+    r"prompt|instructions|directives|text|rules|guidelines|message)\b|"
     r"\b(instructions|rules|guidelines|prompt|directives) (that )?you (were|have been|had been) given\b",
     r"\btus (instrucciones|reglas)\b|\btes instructions\b|\bvos instructions\b|\bdeine (anweisungen|regeln)\b",
     r"тво(и|их) (инструкци|правил)\w*|你的(指令|规则|提示)|あなたの(指示|ルール)|\b(suas|tuas) instru[çc][õo]es\b")
@@ -129,6 +138,10 @@ _OWN = _rx(
     r"previously|above|so far)\b|\b(earlier|previous|prior|preceding|past|above) (messages?|turns?|exchanges?|"
     r"replies|prompts?|conversations?|chats?|discussion|user (messages?|input))\b",
     r"\bthe user (has )?(said|told you|given you|shared|mentioned|typed|pasted|provided|sent|written)\b",
+    r"\b(last|latest|recent|most recent|previous|prior|earlier) (\d+ |few |several |two |three |five |ten )?"
+    r"(user )?(messages|turns|exchanges|prompts|replies|requests|questions)\b",
+    r"\b(exchanged|shared|traded|sent back and forth) (with|between) (you and )?(the |this )?user\b|"
+    r"\bthe user'?s (last|latest|previous|recent|earlier) (message|prompt|request|question|reply)s?\b",
     r"\byour (context( window)?|memory)\b|\byour (conversation|chat|exchanges?|history) with (the |this )?user\b|"
     r"\b(available|visible|accessible) to you\b",
     r"\bhasta (ahora|el momento)\b|\bque (has|hayas|hab[ií]as) (visto|le[ií]do|recibido|encontrado)\b|"
