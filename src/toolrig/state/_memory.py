@@ -180,7 +180,7 @@ class MemoryState:
                     windows.popitem(last=False)
                 return 1
             windows.move_to_end(key)
-            if type(events) is not deque:  # one event, kept bare
+            if not isinstance(events, deque):  # one event, kept bare
                 if events <= cutoff:
                     windows[key] = now
                     return 1
