@@ -92,7 +92,7 @@ class MemoryState:
         self._limiter = WindowLimiter(MemoryStorage())
         self._stores: dict[str, MemoryKeyValueStore] = {}
         self._circuits: dict[str, _Circuit] = {}
-        self._windows: OrderedDict[str, deque[float]] = OrderedDict()
+        self._windows: OrderedDict[str, float | deque[float]] = OrderedDict()  # one event: bare
         self._max_windows = max_windows
         self._lock = threading.Lock()
 
@@ -164,16 +164,28 @@ class MemoryState:
         return self.window_hit_now(key, now, window)
 
     def window_hit_now(self, key: str, now: float, window: float) -> int:
-        """:meth:`window_hit` answered in place (in process, nothing to await)."""
+        """:meth:`window_hit` answered in place (in process, nothing to await).
+
+        A window holding one event (most do: a call is rarely repeated) keeps it as the bare number, not a
+        ``deque`` (760 bytes each, and up to ``max_windows`` of them live); a second event makes it a deque.
+        The count is the same either way: the events after ``now - window``, this one included.
+        """
         with self._lock:
-            events = self._windows.get(key)
-            if events is None:
-                events = self._windows[key] = deque()
-                if len(self._windows) > self._max_windows:
-                    self._windows.popitem(last=False)
-            else:
-                self._windows.move_to_end(key)
+            windows = self._windows
+            events = windows.get(key)
             cutoff = now - window
+            if events is None:
+                windows[key] = now
+                if len(windows) > self._max_windows:
+                    windows.popitem(last=False)
+                return 1
+            windows.move_to_end(key)
+            if not isinstance(events, deque):  # one event, kept bare
+                if events <= cutoff:
+                    windows[key] = now
+                    return 1
+                windows[key] = deque((events, now))
+                return 2
             while events and events[0] <= cutoff:
                 events.popleft()
             events.append(now)
