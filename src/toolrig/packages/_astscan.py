@@ -33,7 +33,17 @@ _SHELL_DOWNLOAD = re.compile(r"\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|
                              r"\b(curl|wget)\b[^|;&\n]*\|\s*(sudo\s+)?python[0-9.]*\b|"
                              r"\b(iwr|Invoke-WebRequest|irm)\b[^|;\n]*\|\s*iex\b", re.I)
 _ENCODED = re.compile(r"[A-Za-z0-9+/=_\-\s]{256,}\Z|[0-9a-fA-F\s]{256,}\Z")
-_ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ"})
+_ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ", "nt.environ"})
+# Attributes and calls that reach functions and modules through the interpreter's own objects (frames, function
+# globals, the class tree, the garbage collector): what they lead to has no name the scan could resolve.
+_REFLECTION_ATTRIBUTES = frozenset({"__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__",
+                                    "f_globals", "f_builtins", "f_locals", "f_back", "gi_frame", "cr_frame",
+                                    "ag_frame", "tb_frame", "func_globals", "__loader__"})
+_REFLECTION_CALLS = frozenset({"sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
+                               "inspect.trace", "inspect.getouterframes", "inspect.getmembers", "gc.get_objects",
+                               "gc.get_referrers", "gc.get_referents"})
+# What may be done with a container of functions or modules without hiding which one is reached.
+_CONTAINER_LOOKUPS = frozenset({"get", "__getitem__", "__contains__", "setdefault", "pop"})
 _GETENV = frozenset({"os.getenv", "os.getenvb"})
 _OPENERS = frozenset({"builtins.open", "io.open", "io.FileIO", "codecs.open", "os.fdopen", "gzip.open", "bz2.open",
                       "lzma.open", "tarfile.open", "zipfile.ZipFile"})
@@ -104,6 +114,10 @@ class _Scanner(Bindings, ast.NodeVisitor):
     # -- visiting --------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         name = self.qual(node.func)
+        if name in _REFLECTION_CALLS:
+            self._finding(node.lineno, "dynamic-attribute", "high",
+                          f"{name.removeprefix('builtins.')}(): reaches functions and modules by introspection")
+        self._container_use(node)
         if name is not None:
             self._named_call(node, name)
         if isinstance(node.func, ast.Attribute) and (name is None or category_of(name) is None):
@@ -259,8 +273,27 @@ class _Scanner(Bindings, ast.NodeVisitor):
         self._reference(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _REFLECTION_ATTRIBUTES:
+            self._finding(node.lineno, "dynamic-attribute", "high",
+                          f".{node.attr}: reaches functions and modules by introspection")
+        self._container_use(node)
         if not self._reference(node):
             self.generic_visit(node)
+
+    def _container_use(self, node: ast.Attribute | ast.Call) -> None:
+        """``sys.modules.values()``, ``for f in vars(builtins).items()``, ``dict(globals())``: a container of
+        functions or modules read as a whole, so which one is used is decided at run time."""
+        base = self.qual(node)
+        if base is None or not is_container(base) or base == "builtins":
+            return
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Subscript | ast.Compare) or (isinstance(parent, ast.Attribute) and
+                                                                parent.attr in _CONTAINER_LOOKUPS):
+            return
+        if isinstance(parent, ast.Attribute) and isinstance(node, ast.Call) and parent.attr == "__dict__":
+            return
+        self._finding(node.lineno, "dynamic-attribute", "high",
+                      f"{base} read as a whole: which function or module it reaches is decided at run time")
 
     def _reference(self, node: ast.Name | ast.Attribute) -> bool:
         name = self.qual(node)
@@ -323,12 +356,22 @@ def text_findings(path: str, text: str, line: int = 0) -> list[Finding]:
     return []
 
 
+def _source_text(source: bytes) -> str:
+    """The text Python itself would read from these bytes: its BOM and coding cookie honoured (a file in
+    ``# coding: utf-7`` hides code in what a UTF-8 reader takes for a comment)."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    return source.decode(encoding)
+
+
 def scan_python(path: str, source: str | bytes, *, depth: int = 0) -> FileScan:
     """The findings and effects of one Python file (never imported, never run)."""
     try:
-        text = source.decode("utf-8") if isinstance(source, bytes) else source
+        text = _source_text(source) if isinstance(source, bytes) else source
         tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError) as exc:
         reason = f"cannot be parsed as Python 3 ({type(exc).__name__}), so it cannot be scanned"
         return FileScan(findings=[Finding(file=path, line=getattr(exc, "lineno", 0) or 0, rule="unparseable",
                                           severity="high", reason=reason)], effects=[])

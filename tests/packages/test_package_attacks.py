@@ -1,0 +1,91 @@
+"""Held-out attacks on the package scan, through scan() of real folders: source read the way Python reads it
+(coding cookies), names reached through walrus bindings, os's own backends (posix, nt) and more program starters,
+introspection (frames, function globals, the class tree, whole containers of modules), invalid look-alike names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolrig.packages import confusion, scan
+
+PYPROJECT = """[project]
+name = "{name}"
+version = "1.0"
+[project.entry-points."toolrig.tools"]
+run = "probe.tools:run"
+[tool.toolrig]
+tools = ["probe.tools:run"]
+"""
+RUN = b"\ndef run() -> str:\n    return 'x'\n"
+
+
+def _scan(tmp_path: Path, code: bytes, name: str = "toolrig-probe") -> set[str]:
+    folder = tmp_path / "pkg"
+    (folder / "probe").mkdir(parents=True)
+    (folder / "probe" / "__init__.py").write_text("")
+    (folder / "probe" / "tools.py").write_bytes(code + RUN)
+    (folder / "pyproject.toml").write_text(PYPROJECT.format(name=name), encoding="utf-8")
+    return {f.rule for f in scan(folder, use_bandit=False).blocking}
+
+
+REFUSED = [
+    # code a UTF-8 reader takes for a comment or a string: Python decodes by the cookie (or the BOM)
+    (b"# coding: utf-7\nx = 1 #+AAo-import os+AAo-os.system('id')\n", "undeclared-subprocess"),
+    (b"# -*- coding: utf_7 -*-\nx = '+ACc-+AAo-import subprocess+AAo-subprocess.run(+ACc-id+ACc-)+AAo-y = +ACc-'\n",
+     "undeclared-subprocess"),
+    (b"\xef\xbb\xbfimport os\nos.system('id')\n", "undeclared-subprocess"),
+    # a walrus binding is the value it binds
+    (b"(s := __import__('os')).system('id')\n", "undeclared-subprocess"),
+    (b"(m := __import__('sub' + 'process')).run(['id'])\n", "undeclared-subprocess"),
+    # os re-exports posix (nt on Windows): every os.* rule holds for them
+    (b"import nt\nnt.system('id')\n", "undeclared-subprocess"),
+    (b"import posix\nposix.execv('/bin/sh', ['sh'])\n", "undeclared-subprocess"),
+    (b"from posix import posix_spawn\nposix_spawn('/bin/id', ['id'], {})\n", "undeclared-subprocess"),
+    (b"import nt\nnt.environ\n", "env-all"),
+    # other ways to start a program
+    (b"import asyncio.subprocess as a\na.create_subprocess_exec('id')\n", "undeclared-subprocess"),
+    (b"import _posixsubprocess\n", "undeclared-subprocess"),
+    (b"import pydoc\npydoc.pipepager('x', 'id')\n", "undeclared-subprocess"),
+    (b"from concurrent.futures.process import ProcessPoolExecutor\n", "undeclared-subprocess"),
+    # introspection: what it reaches has no name
+    (b"import sys\nsys._getframe().f_builtins['ex' + 'ec']('1')\n", "dynamic-attribute"),
+    (b"[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'Popen'][0](['id'])\n",
+     "dynamic-attribute"),
+    (b"def f(): pass\nf.__globals__['__builtins__']\n", "dynamic-attribute"),
+    (b"import inspect\ninspect.currentframe().f_back.f_globals\n", "dynamic-attribute"),
+    (b"import gc\n[o for o in gc.get_objects() if getattr(o, '__name__', '') == 'os']\n", "dynamic-attribute"),
+    (b"import sys\nfor m in list(sys.modules.values()):\n    m.system('id')\n", "dynamic-attribute"),
+    (b"import builtins\n[f for n, f in vars(builtins).items() if n == 'ex' + 'ec'][0]('1')\n", "dynamic-attribute"),
+    (b"import os\n[v for k, v in globals().items() if k == 'o' + 's'][0].system('id')\n", "dynamic-attribute"),
+    (b"import inspect, os\ndict(inspect.getmembers(os))['sys' + 'tem']('id')\n", "dynamic-attribute"),
+]
+
+
+@pytest.mark.parametrize(("code", "rule"), REFUSED)
+def test_refused_variants(tmp_path: Path, code: bytes, rule: str) -> None:
+    assert rule in _scan(tmp_path, code)
+
+
+@pytest.mark.parametrize("code", [
+    b"# coding: latin-1\nNAME = '\xe9t\xe9'\n",  # an honest cookie is read, not refused as unparseable
+    b"import sys\nif 'os' in sys.modules:\n    pass\nsys.modules.get('json')\n",
+    b"(n := len('abc'))\n",
+    b"import os\nos.path.join('a', 'b')\n",
+])
+def test_ordinary_code_still_passes(tmp_path: Path, code: bytes) -> None:
+    assert _scan(tmp_path, code) == set()
+
+
+@pytest.mark.parametrize("name", ["r\u0435qu\u0435sts", "t\u043e\u043elrig", "ｒｅｑｕｅｓｔｓ", "requests\u200b",
+                                  "n\u00fcmpy-tools", "toolrig-", "-toolrig-x"])
+def test_names_that_are_no_valid_distribution_name_are_refused(tmp_path: Path, name: str) -> None:
+    found = confusion(name)
+    assert found is not None and found[0] in ("name-invalid", "name-shadows")
+    assert found[0] in _scan(tmp_path, b"", name=name)
+
+
+def test_valid_names_are_judged_as_before() -> None:
+    assert confusion("toolrig-geo") is None and confusion("weather_tools") is None
+    assert confusion("reqeusts") is not None and confusion("reqeusts")[0] == "name-typosquat"  # type: ignore[index]
