@@ -1,15 +1,18 @@
 """Held-out attacks on YAML command tools: an element whose first character a value writes is an operand, whatever
-the value's type and however many placeholders share the element; values are never templated again."""
+the value's type and however many placeholders share the element; values are never templated again; a config
+whose YAML aliases expand without end is a bounded DefinitionError."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from builtin_helpers import call
 
-from toolrig import ErrorKind, Registry, Runtime
+from toolrig import DefinitionError, ErrorKind, Registry, Runtime
+from toolrig.builtins import read_bundle
 
 ECHO_ARGS = """#!/bin/sh
 for a in "$@"; do printf '<%s>\\n' "$a"; done
@@ -66,3 +69,31 @@ def test_values_land_verbatim_and_are_never_templated_again(runtime: Any, tool: 
     outcome = call(runtime, tool, **arguments)
     assert outcome.ok, outcome.content
     assert outcome.content.split("\n[exit code")[0] == "\n".join(f"<{a}>" for a in argv)
+
+
+def _alias_bomb(levels: int) -> str:
+    parts = ["&a0 [s, s, s]"] + [f"&a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, levels + 1)]
+    return "[" + ", ".join(parts) + "]"
+
+
+@pytest.mark.parametrize("argument", [
+    "{name: v, type: string, enum: BOMB}", "{name: v, type: BOMB}", "{name: v, description: BOMB}",
+    "{name: v, default: BOMB}",
+])
+def test_a_config_that_expands_without_end_is_a_bounded_definition_error(tmp_path: Path, argument: str) -> None:
+    argument = argument.replace("BOMB", _alias_bomb(22))
+    (tmp_path / "config.yaml").write_text(f"tools:\n  t:\n    docstring: d\n    arguments:\n      - {argument}\n"
+                                          "    command: [echo, '{v}']\n")
+    with pytest.raises(DefinitionError, match="aliases"):
+        read_bundle(tmp_path, root=tmp_path)
+    with pytest.raises(DefinitionError, match="larger than"):
+        read_bundle("/dev/zero", root=tmp_path)
+
+
+@pytest.mark.parametrize(("kind", "enum"), [("string", ["a", ["b"]]), ("integer", [1, "2"]), ("integer", [True]),
+                                            ("string", [{"a": 1}])])
+def test_enum_values_have_the_declared_type(tmp_path: Path, kind: str, enum: list[Any]) -> None:
+    tools = {"t": _tool(["{v}"], {"name": "v", "type": kind, "enum": enum})}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"tools": tools}))
+    with pytest.raises(DefinitionError, match="enum values"):
+        read_bundle(tmp_path, root=tmp_path, allow_unsandboxed=True)
