@@ -163,3 +163,26 @@ def test_documents_that_expand_without_end_are_a_bounded_error(tmp_path: Path) -
                 "type": "object", "properties": {"v": {"$ref": ref}}}}}}}}}}
         with pytest.raises(DefinitionError, match=r"\$ref"):
             from_openapi(doc, base_url="https://x.example")
+
+
+@pytest.mark.parametrize("value", ["0", ".evil.example", "@evil.example", ":80@evil.example"])
+async def test_a_path_without_its_leading_slash_cannot_reach_the_host_or_port(api: Recorder, value: str) -> None:
+    spec = {"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"{id}": {"get": {
+        "operationId": "g", "parameters": [{"name": "id", "in": "path", "required": True,
+                                            "schema": {"type": "string"}}]}}}}
+    tools = from_openapi(spec, base_url=api.base, client_options={"allow_endpoints": [api.endpoint]})
+    async with Runtime(tools, audit=False) as runtime:
+        outcome = await runtime.call(ToolCall(name="g", arguments={"id": value}))
+    assert outcome.ok, outcome.content  # http://127.0.0.1:PORT/0, not port PORT0
+    assert [seen.path.count("/") for seen in api.seen] == [1]
+
+
+async def test_a_spec_url_redirecting_to_a_private_address_or_file_is_refused(api: Recorder) -> None:
+    def answer(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+        where = "file:///etc/passwd" if seen.path == "/file" else "http://169.254.169.254/latest/meta-data"
+        return 302, {"location": where}, b""
+
+    api.answer = answer
+    for path in ("/metadata", "/file"):
+        with pytest.raises(DefinitionError):
+            from_openapi(f"{api.base}{path}", client_options={"allow_endpoints": [api.endpoint]})

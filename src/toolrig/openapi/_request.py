@@ -90,7 +90,8 @@ def _text(value: Any) -> str:
 def build_request(operation: Operation, base_url: str, values: Mapping[str, Any],
                   credentials: Credentials | None) -> Request:
     """The request for one call (``values`` already validated against the operation's input schema)."""
-    path = operation.path
+    template = operation.path if operation.path.startswith("/") else "/" + operation.path  # else "{id}" runs on
+    path = template  # from the base URL into its host or port
     query: list[tuple[str, str]] = []
     headers: dict[str, str] = {"accept": "application/json, */*;q=0.5"}
     content: bytes | None = None
@@ -116,7 +117,7 @@ def build_request(operation: Operation, base_url: str, values: Mapping[str, Any]
             content, headers["content-type"] = _body(operation.body_type or "application/json", value)
     if credentials is not None:
         credentials.apply(operation, headers, query)
-    _check_segments(operation.path, path)
+    _check_segments(template, path)
     url = base_url.rstrip("/") + path
     if query:
         url += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
