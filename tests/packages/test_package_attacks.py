@@ -60,6 +60,20 @@ REFUSED = [
     (b"import builtins\n[f for n, f in vars(builtins).items() if n == 'ex' + 'ec'][0]('1')\n", "dynamic-attribute"),
     (b"import os\n[v for k, v in globals().items() if k == 'o' + 's'][0].system('id')\n", "dynamic-attribute"),
     (b"import inspect, os\ndict(inspect.getmembers(os))['sys' + 'tem']('id')\n", "dynamic-attribute"),
+    # a module passed around as a value: what is called on it has no name
+    (b"for m in [__import__('os')]:\n    m.system('id')\n", "dynamic-attribute"),
+    (b"import os\n[m.system('id') for m in (os,)]\n", "dynamic-attribute"),
+    (b"import os\nmatch os:\n    case m:\n        m.system('id')\n", "dynamic-attribute"),
+    (b"import os\ndef f(m=os):\n    m.system('id')\n", "dynamic-attribute"),
+    (b"import os\n(lambda m=os: m.system('id'))()\n", "dynamic-attribute"),
+    (b"import os\n*_, m = [1, os]\nm.system('id')\n", "dynamic-attribute"),
+    (b"import os, contextlib\nwith contextlib.nullcontext(os) as m:\n    m.system('id')\n", "dynamic-attribute"),
+    (b"import subprocess\nd = {'k': subprocess}\nd['k'].run(['id'])\n", "dynamic-attribute"),
+    (b"import os\nm = None or os\nm.system('id')\n", "dynamic-attribute"),
+    (b"import os\ndef g():\n    return os\ng().system('id')\n", "dynamic-attribute"),
+    (b"import sys\nsys.modules.setdefault('x', sys.modules['os']).system('id')\n", "dynamic-attribute"),
+    (b"import importlib, os\nimportlib.reload(os).system('id')\n", "dynamic-import"),
+    (b"import importlib.machinery as m\nm.BuiltinImporter.load_module('posix').system('id')\n", "dynamic-import"),
 ]
 
 
@@ -73,6 +87,8 @@ def test_refused_variants(tmp_path: Path, code: bytes, rule: str) -> None:
     b"import sys\nif 'os' in sys.modules:\n    pass\nsys.modules.get('json')\n",
     b"(n := len('abc'))\n",
     b"import os\nos.path.join('a', 'b')\n",
+    b"import os\nsh = os\nsh.path.join('a', 'b')\nif sh is os:\n    pass\nhasattr(os, 'fork')\n",
+    b"import sys\nprint('x', file=sys.stderr)\n",
 ])
 def test_ordinary_code_still_passes(tmp_path: Path, code: bytes) -> None:
     assert _scan(tmp_path, code) == set()

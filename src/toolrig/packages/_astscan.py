@@ -42,6 +42,14 @@ _REFLECTION_ATTRIBUTES = frozenset({"__subclasses__", "__globals__", "__builtins
 _REFLECTION_CALLS = frozenset({"sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
                                "inspect.trace", "inspect.getouterframes", "inspect.getmembers", "gc.get_objects",
                                "gc.get_referrers", "gc.get_referents"})
+# Modules whose members start programs, read the environment, write files or run code, and are not judged by being
+# imported: passed around as values (in a list, a default argument, a loop variable, a return value), what is
+# then called on them has no name the scan could resolve.
+_MODULE_VALUES = frozenset({"os", "posix", "nt", "builtins", "importlib", "sys", "shutil", "io", "codecs", "runpy",
+                            "imp", "subprocess", "pty", "ctypes", "marshal", "pickle"})
+_INSPECTORS = frozenset({"builtins.getattr", "builtins.hasattr", "builtins.setattr", "builtins.delattr",
+                         "builtins.vars", "builtins.dir", "builtins.isinstance", "builtins.id", "builtins.repr",
+                         "builtins.object.__getattribute__", "builtins.type.__getattribute__"})
 # What may be done with a container of functions or modules without hiding which one is reached.
 _CONTAINER_LOOKUPS = frozenset({"get", "__getitem__", "__contains__", "setdefault", "pop"})
 _GETENV = frozenset({"os.getenv", "os.getenvb"})
@@ -118,6 +126,7 @@ class _Scanner(Bindings, ast.NodeVisitor):
             self._finding(node.lineno, "dynamic-attribute", "high",
                           f"{name.removeprefix('builtins.')}(): reaches functions and modules by introspection")
         self._container_use(node)
+        self._module_value(node)
         if name is not None:
             self._named_call(node, name)
         if isinstance(node.func, ast.Attribute) and (name is None or category_of(name) is None):
@@ -270,13 +279,36 @@ class _Scanner(Bindings, ast.NodeVisitor):
         return None if unknown and not require_url else ""
 
     def visit_Name(self, node: ast.Name) -> None:
+        self._module_value(node)
         self._reference(node)
+
+    def _module_value(self, node: ast.expr) -> None:
+        """A module like ``os`` used as a value rather than by its members: ``for m in [os]``, ``f(m=os)``,
+        ``d = {"k": os}``, ``return os``, ``importlib.reload(os)``. Plain aliases (``m = os``) resolve."""
+        if isinstance(node, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            return
+        name = self.qual(node)
+        if name not in _MODULE_VALUES:
+            return
+        parent = self.parents.get(id(node))
+        if (isinstance(parent, ast.Attribute) and parent.value is node) or isinstance(parent, ast.Compare | ast.Expr):
+            return
+        if isinstance(parent, ast.Assign | ast.AnnAssign | ast.NamedExpr) and parent.value is node:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            if all(isinstance(t, ast.Name) for t in targets):
+                return
+        if isinstance(parent, ast.Call) and (parent.func is node or (
+                self.qual(parent.func) in _INSPECTORS and parent.args and parent.args[0] is node)):
+            return
+        self._finding(node.lineno, "dynamic-attribute", "high",
+                      f"the module {name} is passed around as a value: what is called on it cannot be resolved")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _REFLECTION_ATTRIBUTES:
             self._finding(node.lineno, "dynamic-attribute", "high",
                           f".{node.attr}: reaches functions and modules by introspection")
         self._container_use(node)
+        self._module_value(node)
         if not self._reference(node):
             self.generic_visit(node)
 
@@ -326,6 +358,7 @@ class _Scanner(Bindings, ast.NodeVisitor):
         return "*"
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._module_value(node)
         base = self.qual(node.value)
         if base is not None and is_container(base) and self.fold.const(node.slice) is None:
             self._finding(node.lineno, "dynamic-attribute", "high",

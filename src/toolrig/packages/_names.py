@@ -18,7 +18,10 @@ DYNAMIC_IMPORTS = frozenset({"builtins.__import__", "importlib.import_module", "
                              "importlib.util.spec_from_loader", "importlib.machinery.SourceFileLoader",
                              "importlib.machinery.SourcelessFileLoader", "imp.load_source", "imp.load_module",
                              "imp.load_compiled", "imp.load_dynamic", "runpy.run_path", "runpy.run_module",
-                             "zipimport.zipimporter", "pkgutil.get_importer"})
+                             "zipimport.zipimporter", "pkgutil.get_importer", "importlib.reload",
+                             "importlib.machinery.BuiltinImporter.load_module",
+                             "importlib.machinery.FrozenImporter.load_module",
+                             "importlib.machinery.ExtensionFileLoader"})
 DECODERS = frozenset({"base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.b85decode",
                       "base64.a85decode", "base64.urlsafe_b64decode", "base64.standard_b64decode",
                       "base64.decodebytes", "base64.decode", "binascii.a2b_base64", "binascii.a2b_hex",
