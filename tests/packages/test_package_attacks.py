@@ -105,3 +105,33 @@ def test_names_that_are_no_valid_distribution_name_are_refused(tmp_path: Path, n
 def test_valid_names_are_judged_as_before() -> None:
     assert confusion("toolrig-geo") is None and confusion("weather_tools") is None
     assert confusion("reqeusts") is not None and confusion("reqeusts")[0] == "name-typosquat"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("extra", "rule"), [
+    ({"toolrig_probe-1.0.data/data/bin/python": "#!/bin/sh\nid\n"}, "install-outside"),
+    ({"toolrig_probe-1.0.data/data/lib/python3.11/site-packages/requests/__init__.py": "X = 1\n"},
+     "install-outside"),
+    ({"toolrig_probe-1.0.data/scripts/git": "#!/bin/sh\nexec /usr/bin/git \"$@\"\n"}, "install-outside"),
+    ({"toolrig_probe-1.0.data/headers/x.h": "int x;\n"}, "install-outside"),
+    ({"json/__init__.py": "X = 1\n"}, "module-shadows"),
+    ({"requests/__init__.py": "X = 1\n"}, "module-shadows"),
+    ({"toolrig_probe-1.0.data/purelib/ssl/__init__.py": "X = 1\n"}, "module-shadows"),
+    ({"subprocess.py": "X = 1\n"}, "module-shadows"),
+])
+def test_a_wheel_installs_only_its_own_import_packages(tmp_path: Path, extra: dict[str, str], rule: str) -> None:
+    from pkgkit import build_wheel, manifest
+
+    files = {"probe/__init__.py": "", "probe/tools.py": "def run() -> str:\n    return 'x'\n", **extra}
+    wheel = build_wheel(tmp_path, "toolrig-probe", "1.0", files, entry_points={"run": "probe.tools:run"},
+                        toml=manifest(["probe.tools:run"]))
+    assert rule in {f.rule for f in scan(wheel, use_bandit=False).blocking}
+
+
+def test_a_wheel_with_its_own_packages_and_data_is_fine(tmp_path: Path) -> None:
+    from pkgkit import build_wheel, manifest
+
+    files = {"probe/__init__.py": "", "probe/tools.py": "def run() -> str:\n    return 'x'\n",
+             "probe/data/cities.json": "[]", "toolrig_probe-1.0.data/purelib/probe_extra/__init__.py": ""}
+    wheel = build_wheel(tmp_path, "toolrig-probe", "1.0", files, entry_points={"run": "probe.tools:run"},
+                        toml=manifest(["probe.tools:run"]))
+    assert scan(wheel, use_bandit=False).ok
