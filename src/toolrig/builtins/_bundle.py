@@ -42,6 +42,9 @@ _TOOL_KEYS = frozenset({"docstring", "description", "signature", "arguments", "c
 _ARG_KEYS = frozenset({"name", "type", "description", "required", "default", "enum", "allow_options",
                        "argument_format"})
 _TOP_KEYS = frozenset({"tools", "hidden_tools", "state_command", "blocklist"})
+_MAX_BYTES = 1_000_000
+_MAX_VALUES = 100_000
+_MAX_DEPTH = 32
 _TYPES = {"string": "string", "str": "string", "integer": "integer", "int": "integer", "number": "number",
           "float": "number", "boolean": "boolean", "bool": "boolean"}
 _PY_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float),
@@ -54,6 +57,10 @@ def _unknown(keys: Any, known: frozenset[str], where: str) -> None:
             close = difflib.get_close_matches(str(key), sorted(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(sorted(known))}"
             raise DefinitionError(f"{where}: unknown key {key!r}{hint}")
+
+
+def _is_a(value: Any, kind: str) -> bool:
+    return isinstance(value, _PY_TYPES[kind]) and (kind == "boolean" or not isinstance(value, bool))
 
 
 def _argument(raw: Any, where: str) -> tuple[str, dict[str, Any], bool, bool]:
@@ -73,9 +80,12 @@ def _argument(raw: Any, where: str) -> tuple[str, dict[str, Any], bool, bool]:
     if "enum" in raw:
         if not isinstance(raw["enum"], list) or not raw["enum"]:
             raise DefinitionError(f"{here}: enum must be a non-empty list")
+        wrong = next((v for v in raw["enum"] if not _is_a(v, kind)), None)
+        if wrong is not None:  # a nested list (YAML aliases can nest billions of values in a line) or another type
+            raise DefinitionError(f"{here}: enum values must be {kind}s, not {type(wrong).__name__} ({wrong!r:.60})")
         schema["enum"] = list(raw["enum"])
     if "default" in raw:
-        if not isinstance(raw["default"], _PY_TYPES[kind]) or (kind != "boolean" and isinstance(raw["default"], bool)):
+        if not _is_a(raw["default"], kind):
             raise DefinitionError(f"{here}: the default {raw['default']!r} is not a {kind}")
         schema["default"] = raw["default"]
     required = bool(raw.get("required", "default" not in raw))
@@ -155,6 +165,23 @@ def _tool(name: str, raw: Any, *, file: Path, bundle: Path, root: Path, allow_un
                        metadata={"bundle": str(bundle), "sandbox": sandbox, "breaker": False})
 
 
+def _bounded(data: Any, file: Path) -> Any:
+    """``data`` if walking it meets at most :data:`_MAX_VALUES` values and :data:`_MAX_DEPTH` levels; a YAML alias
+    counts each time it is used (a line of aliases can stand for billions of values), else DefinitionError."""
+    count, pending = 0, [(data, 0)]
+    while pending:
+        node, depth = pending.pop()
+        count += 1
+        if count > _MAX_VALUES or depth > _MAX_DEPTH:
+            raise DefinitionError(f"{file}: more than {_MAX_VALUES:,} values or {_MAX_DEPTH} levels once its YAML "
+                                  "aliases are expanded")
+        if isinstance(node, Mapping):
+            pending.extend((v, depth + 1) for v in (*node.keys(), *node.values()))
+        elif isinstance(node, list):
+            pending.extend((v, depth + 1) for v in node)
+    return data
+
+
 def read_bundle(path: str | Path, *, root: str | Path = ".", allow_unsandboxed: bool = False
                 ) -> tuple[list[BaseTool], list[BaseTool]]:
     """The tools of a bundle: ``(exposed, hidden)``.
@@ -169,11 +196,17 @@ def read_bundle(path: str | Path, *, root: str | Path = ".", allow_unsandboxed: 
     if not workdir.is_dir():
         raise DefinitionError(f"the root of bundle {str(path)!r} must be an existing directory, not {str(root)!r}")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        with file.open("rb") as handle:
+            raw = handle.read(_MAX_BYTES + 1)
+        if len(raw) > _MAX_BYTES:
+            raise DefinitionError(f"{file}: larger than {_MAX_BYTES:,} bytes")
+        data = _bounded(yaml.safe_load(raw.decode("utf-8")), file)
     except (OSError, UnicodeDecodeError) as exc:
         raise DefinitionError(f"cannot read the bundle {str(file)!r}: {exc}") from None
     except yaml.YAMLError as exc:
         raise DefinitionError(f"{file}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise DefinitionError(f"{file}: nested too deeply") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("tools"), Mapping) or not data["tools"]:
         raise DefinitionError(f"{file}: needs a 'tools' mapping of tool name -> definition")
     _unknown(data, _TOP_KEYS, str(file))

@@ -4,9 +4,11 @@ A template element is text with ``{param}`` placeholders (``{{`` and ``}}`` are 
 value is inserted into the element that names it and stays inside that one element: spaces, quotes,
 ``;``, ``$(...)``, newlines are just characters of an argument, because nothing parses the result as
 shell. An element that is a lone placeholder is an operand: a string value that looks like an option
-(``-o/tmp/x``) is refused unless the parameter allows options; an element whose optional parameter is
-missing is dropped. The command runs in the sandbox (the root bound at ``/work``, the bundle read-only,
-its ``bin/`` first on ``PATH``) or, when the bundle says ``sandbox: false`` and the loader allowed it, as a
+(``-o/tmp/x``) is refused unless the parameter allows options; so is any element whose first character
+comes from a value and is ``-`` (a negative number ``-5``, ``{a}{b}`` with ``a=""`` and ``b="-rf"``), unless
+the parameter that wrote it allows options. An element whose optional parameter is missing is dropped.
+The command runs in the sandbox (the root bound at ``/work``, the bundle read-only, its ``bin/`` first on
+``PATH``) or, when the bundle says ``sandbox: false`` and the loader allowed it, as a
 plain subprocess with the same stdin, session, environment, timeout and output rules.
 """
 
@@ -110,7 +112,11 @@ class CommandRunner:
             if (lone := template.lone) is not None and isinstance(values[lone], str) \
                     and lone not in self.allow_options:
                 check_operand(values[lone], name=f"parameter {lone!r}")
-            text = "".join(lit if name is None else _text(values[name]) for lit, name in template.pieces)
+            parts = [(lit, None) if name is None else (_text(values[name]), name) for lit, name in template.pieces]
+            text = "".join(part for part, _ in parts)
+            leader = next((name for part, name in parts if part), None)  # who wrote the element's first character
+            if leader is not None and leader not in self.allow_options and text.startswith("-"):
+                check_operand(text, name=f"parameter {leader!r}")  # -5, or "{a}{b}" with a="" (or "-") b="rf"
             if "\0" in text:
                 raise ToolFailure(f"{self.tool}: an argument contains a NUL character")
             out.append(text)

@@ -20,6 +20,8 @@ __all__ = ["Document", "aload_document", "load_document"]
 
 _MAX_HOPS = 64
 _MAX_SPEC_BYTES = 20_000_000
+_MAX_NODES = 2_000_000  # values in the document as read, a YAML alias counted each time it is used
+_MAX_DEPTH = 200
 _NAMES = "\x00names"  # where _definition keeps ref -> name beside the definitions (never a schema name)
 
 
@@ -32,15 +34,23 @@ def load_document(source: Any, *, fetch_options: Mapping[str, Any] | None = None
             ``resolver=`` ...).
     """
     if isinstance(source, Mapping):
+        _bounded(source, "the OpenAPI document")
         return _checked(json.loads(json.dumps(source))), None
     text = str(source)
     if text.startswith(("http://", "https://")):
         return _checked(_parse(_fetch(text, dict(fetch_options or {})), text)), text
     path = Path(text).expanduser()
     try:
-        raw = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise DefinitionError(f"cannot read the OpenAPI document {text!r}: {exc.strerror or exc}") from exc
+    if len(data) > _MAX_SPEC_BYTES:
+        raise DefinitionError(f"the OpenAPI document {text!r} is larger than {_MAX_SPEC_BYTES:,} bytes")
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DefinitionError(f"the OpenAPI document {text!r} is not UTF-8 text: {exc}") from exc
     return _checked(_parse(raw, text)), None
 
 
@@ -60,16 +70,40 @@ async def aload_document(source: Any, *, fetch_options: Mapping[str, Any] | None
 
 
 def _parse(raw: str, where: str) -> Any:
+    """The document in ``raw`` (JSON or YAML), within :data:`_MAX_NODES` values and :data:`_MAX_DEPTH` levels."""
     try:
-        return json.loads(raw)
+        return _bounded(json.loads(raw), where)
     except ValueError:
         pass
+    except RecursionError:
+        raise DefinitionError(f"{where} is nested too deeply") from None
     import yaml
 
     try:
-        return yaml.safe_load(raw)
+        return _bounded(yaml.safe_load(raw), where)
     except yaml.YAMLError as exc:
         raise DefinitionError(f"{where} is neither JSON nor YAML: {exc}") from exc
+    except RecursionError:
+        raise DefinitionError(f"{where} is nested too deeply") from None
+
+
+def _bounded(doc: Any, where: str) -> Any:
+    """``doc`` if it has at most :data:`_MAX_NODES` values, counted as they would be walked (a YAML alias, or an
+    object shared in a dict, each time it is reached: a few lines of aliases can stand for billions of values),
+    and at most :data:`_MAX_DEPTH` levels (a cycle exceeds both); else :class:`DefinitionError`."""
+    count = 0
+    pending: list[tuple[Any, int]] = [(doc, 0)]
+    while pending:
+        node, depth = pending.pop()
+        count += 1
+        if count > _MAX_NODES or depth > _MAX_DEPTH:
+            what = f"more than {_MAX_NODES:,} values" if count > _MAX_NODES else f"more than {_MAX_DEPTH} levels"
+            raise DefinitionError(f"{where} has {what} (YAML aliases or references that expand without end?)")
+        if isinstance(node, Mapping):
+            pending.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list | tuple):
+            pending.extend((v, depth + 1) for v in node)
+    return doc
 
 
 def _checked(doc: Any) -> dict[str, Any]:

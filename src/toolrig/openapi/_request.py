@@ -1,8 +1,11 @@
 """One validated call of an operation as an HTTP request: URL (path and query), headers, body; and its answer.
 
-Path values are percent-encoded whole (a ``/`` or ``..`` in a value cannot change the path); query arrays follow the
-parameter's style (``form`` + explode by default); booleans are written ``true`` / ``false``; objects in a query or
-header are sent as JSON. Credentials (:class:`Credentials`) are added per the operation's security requirements.
+Path values are percent-encoded whole (a ``/`` or ``..`` in a value cannot change the path), and a value that would
+make a whole segment ``.``, ``..`` or empty is refused (a client or server collapses those: ``/users/../admin``);
+query arrays follow the parameter's style (``form`` + explode by default); booleans are written ``true`` /
+``false``; objects in a query or header are sent as JSON; a header value has its control characters turned into
+spaces and must be ASCII. Credentials (:class:`Credentials`) are added per the operation's security requirements,
+replacing any value of the same header (in any case) or query name the model supplied.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolrig.errors import ModelRetry
 from toolrig.openapi._operations import Operation
 
 __all__ = ["Credentials", "Request", "build_request"]
@@ -46,23 +50,33 @@ class Credentials:
         for key, value in self.values.items():
             scheme = self.schemes.get(key)
             if not isinstance(scheme, Mapping):
-                headers[key] = value
+                _set_header(headers, key, value)
             elif key in wanted:
                 _add(scheme, value, headers, query)
+
+
+def _set_header(headers: dict[str, str], name: str, value: str) -> None:
+    """Set ``name`` replacing any header of the same name in another case (a credential is never sent beside a
+    value the model chose for the same header)."""
+    for key in [k for k in headers if k.lower() == name.lower()]:
+        del headers[key]
+    headers[name] = value
 
 
 def _add(scheme: Mapping[str, Any], value: str, headers: dict[str, str], query: list[tuple[str, str]]) -> None:
     kind = scheme.get("type")
     if kind == "apiKey" and scheme.get("in") == "query":
-        query.append((str(scheme.get("name")), value))
+        name = str(scheme.get("name"))
+        query[:] = [(k, v) for k, v in query if k != name]  # the credential, not a model's value before it
+        query.append((name, value))
     elif kind == "apiKey":
-        headers[str(scheme.get("name"))] = value
+        _set_header(headers, str(scheme.get("name")), value)
     elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
         import base64
 
-        headers["authorization"] = "Basic " + base64.b64encode(value.encode()).decode()
+        _set_header(headers, "authorization", "Basic " + base64.b64encode(value.encode()).decode())
     else:  # http bearer, oauth2, openIdConnect: a bearer token
-        headers["authorization"] = f"Bearer {value}"
+        _set_header(headers, "authorization", f"Bearer {value}")
 
 
 def _text(value: Any) -> str:
@@ -76,7 +90,8 @@ def _text(value: Any) -> str:
 def build_request(operation: Operation, base_url: str, values: Mapping[str, Any],
                   credentials: Credentials | None) -> Request:
     """The request for one call (``values`` already validated against the operation's input schema)."""
-    path = operation.path
+    template = operation.path if operation.path.startswith("/") else "/" + operation.path  # else "{id}" runs on
+    path = template  # from the base URL into its host or port
     query: list[tuple[str, str]] = []
     headers: dict[str, str] = {"accept": "application/json, */*;q=0.5"}
     content: bytes | None = None
@@ -97,15 +112,36 @@ def build_request(operation: Operation, base_url: str, values: Mapping[str, Any]
             else:
                 query.append((arg.wire_name, _text(value)))
         elif arg.place == "header":
-            headers[arg.wire_name] = _text(value).replace("\r", " ").replace("\n", " ")
+            _set_header(headers, arg.wire_name, _header_value(arg.wire_name, _text(value)))
         else:
             content, headers["content-type"] = _body(operation.body_type or "application/json", value)
     if credentials is not None:
         credentials.apply(operation, headers, query)
+    _check_segments(template, path)
     url = base_url.rstrip("/") + path
     if query:
         url += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
     return Request(method=operation.method.upper(), url=url, headers=headers, content=content)
+
+
+def _header_value(name: str, text: str) -> str:
+    """A header value as sent: control characters (CR, LF, NUL ...) become spaces, so a value cannot split the
+    request or add a header, and spaces at either end are dropped; text outside ASCII is refused (HTTP/1.1
+    headers carry bytes, not text)."""
+    cleaned = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text).strip(" ")  # h11: no edge spaces
+    if not cleaned.isascii():
+        raise ModelRetry(f"the header parameter {name!r} takes ASCII text only (HTTP headers cannot carry "
+                         "other characters)")
+    return cleaned
+
+
+def _check_segments(template: str, path: str) -> None:
+    """Refuse a path whose values made a whole segment ``.``, ``..`` or empty: clients and servers collapse those
+    (``/users/../admin`` is ``/admin``), so the request would reach another path than the operation's."""
+    for raw, filled in zip(template.split("/"), path.split("/"), strict=False):
+        if "{" in raw and urllib.parse.unquote(filled) in ("", ".", ".."):
+            raise ModelRetry(f"a path parameter of {template} cannot make the segment {filled!r}: it would change "
+                             "which path the request reaches")
 
 
 def _body(media: str, value: Any) -> tuple[bytes, str]:

@@ -33,7 +33,25 @@ _SHELL_DOWNLOAD = re.compile(r"\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(ba|
                              r"\b(curl|wget)\b[^|;&\n]*\|\s*(sudo\s+)?python[0-9.]*\b|"
                              r"\b(iwr|Invoke-WebRequest|irm)\b[^|;\n]*\|\s*iex\b", re.I)
 _ENCODED = re.compile(r"[A-Za-z0-9+/=_\-\s]{256,}\Z|[0-9a-fA-F\s]{256,}\Z")
-_ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ"})
+_ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ", "nt.environ"})
+# Attributes and calls that reach functions and modules through the interpreter's own objects (frames, function
+# globals, the class tree, the garbage collector): what they lead to has no name the scan could resolve.
+_REFLECTION_ATTRIBUTES = frozenset({"__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__",
+                                    "f_globals", "f_builtins", "f_locals", "f_back", "gi_frame", "cr_frame",
+                                    "ag_frame", "tb_frame", "func_globals", "__loader__"})
+_REFLECTION_CALLS = frozenset({"sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
+                               "inspect.trace", "inspect.getouterframes", "inspect.getmembers", "gc.get_objects",
+                               "gc.get_referrers", "gc.get_referents"})
+# Modules whose members start programs, read the environment, write files or run code, and are not judged by being
+# imported: passed around as values (in a list, a default argument, a loop variable, a return value), what is
+# then called on them has no name the scan could resolve.
+_MODULE_VALUES = frozenset({"os", "posix", "nt", "builtins", "importlib", "sys", "shutil", "io", "codecs", "runpy",
+                            "imp", "subprocess", "pty", "ctypes", "marshal", "pickle"})
+_INSPECTORS = frozenset({"builtins.getattr", "builtins.hasattr", "builtins.setattr", "builtins.delattr",
+                         "builtins.vars", "builtins.dir", "builtins.isinstance", "builtins.id", "builtins.repr",
+                         "builtins.object.__getattribute__", "builtins.type.__getattribute__"})
+# What may be done with a container of functions or modules without hiding which one is reached.
+_CONTAINER_LOOKUPS = frozenset({"get", "__getitem__", "__contains__", "setdefault", "pop"})
 _GETENV = frozenset({"os.getenv", "os.getenvb"})
 _OPENERS = frozenset({"builtins.open", "io.open", "io.FileIO", "codecs.open", "os.fdopen", "gzip.open", "bz2.open",
                       "lzma.open", "tarfile.open", "zipfile.ZipFile"})
@@ -104,6 +122,11 @@ class _Scanner(Bindings, ast.NodeVisitor):
     # -- visiting --------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         name = self.qual(node.func)
+        if name in _REFLECTION_CALLS:
+            self._finding(node.lineno, "dynamic-attribute", "high",
+                          f"{name.removeprefix('builtins.')}(): reaches functions and modules by introspection")
+        self._container_use(node)
+        self._module_value(node)
         if name is not None:
             self._named_call(node, name)
         if isinstance(node.func, ast.Attribute) and (name is None or category_of(name) is None):
@@ -256,11 +279,53 @@ class _Scanner(Bindings, ast.NodeVisitor):
         return None if unknown and not require_url else ""
 
     def visit_Name(self, node: ast.Name) -> None:
+        self._module_value(node)
         self._reference(node)
 
+    def _module_value(self, node: ast.expr) -> None:
+        """A module like ``os`` used as a value rather than by its members: ``for m in [os]``, ``f(m=os)``,
+        ``d = {"k": os}``, ``return os``, ``importlib.reload(os)``. Plain aliases (``m = os``) resolve."""
+        if isinstance(node, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            return
+        name = self.qual(node)
+        if name not in _MODULE_VALUES:
+            return
+        parent = self.parents.get(id(node))
+        if (isinstance(parent, ast.Attribute) and parent.value is node) or isinstance(parent, ast.Compare | ast.Expr):
+            return
+        if isinstance(parent, ast.Assign | ast.AnnAssign | ast.NamedExpr) and parent.value is node:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            if all(isinstance(t, ast.Name) for t in targets):
+                return
+        if isinstance(parent, ast.Call) and (parent.func is node or (
+                self.qual(parent.func) in _INSPECTORS and parent.args and parent.args[0] is node)):
+            return
+        self._finding(node.lineno, "dynamic-attribute", "high",
+                      f"the module {name} is passed around as a value: what is called on it cannot be resolved")
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _REFLECTION_ATTRIBUTES:
+            self._finding(node.lineno, "dynamic-attribute", "high",
+                          f".{node.attr}: reaches functions and modules by introspection")
+        self._container_use(node)
+        self._module_value(node)
         if not self._reference(node):
             self.generic_visit(node)
+
+    def _container_use(self, node: ast.Attribute | ast.Call) -> None:
+        """``sys.modules.values()``, ``for f in vars(builtins).items()``, ``dict(globals())``: a container of
+        functions or modules read as a whole, so which one is used is decided at run time."""
+        base = self.qual(node)
+        if base is None or not is_container(base) or base == "builtins":
+            return
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Subscript | ast.Compare) or (isinstance(parent, ast.Attribute) and
+                                                                parent.attr in _CONTAINER_LOOKUPS):
+            return
+        if isinstance(parent, ast.Attribute) and isinstance(node, ast.Call) and parent.attr == "__dict__":
+            return
+        self._finding(node.lineno, "dynamic-attribute", "high",
+                      f"{base} read as a whole: which function or module it reaches is decided at run time")
 
     def _reference(self, node: ast.Name | ast.Attribute) -> bool:
         name = self.qual(node)
@@ -293,6 +358,7 @@ class _Scanner(Bindings, ast.NodeVisitor):
         return "*"
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._module_value(node)
         base = self.qual(node.value)
         if base is not None and is_container(base) and self.fold.const(node.slice) is None:
             self._finding(node.lineno, "dynamic-attribute", "high",
@@ -323,12 +389,22 @@ def text_findings(path: str, text: str, line: int = 0) -> list[Finding]:
     return []
 
 
+def _source_text(source: bytes) -> str:
+    """The text Python itself would read from these bytes: its BOM and coding cookie honoured (a file in
+    ``# coding: utf-7`` hides code in what a UTF-8 reader takes for a comment)."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    return source.decode(encoding)
+
+
 def scan_python(path: str, source: str | bytes, *, depth: int = 0) -> FileScan:
     """The findings and effects of one Python file (never imported, never run)."""
     try:
-        text = source.decode("utf-8") if isinstance(source, bytes) else source
+        text = _source_text(source) if isinstance(source, bytes) else source
         tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError) as exc:
         reason = f"cannot be parsed as Python 3 ({type(exc).__name__}), so it cannot be scanned"
         return FileScan(findings=[Finding(file=path, line=getattr(exc, "lineno", 0) or 0, rule="unparseable",
                                           severity="high", reason=reason)], effects=[])

@@ -53,6 +53,8 @@ class Bindings:
             return None if base is None or key is None else _item(base, key, self.aliases)
         if isinstance(node, ast.Call):
             return self._qual_call(node, depth)
+        if isinstance(node, ast.NamedExpr):  # (m := __import__("os")).system is os.system
+            return self.qual(node.value, depth + 1)
         return None
 
     def _qual_name(self, name: str) -> str | None:

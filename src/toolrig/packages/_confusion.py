@@ -51,6 +51,9 @@ WELL_KNOWN = frozenset(_WORDS.split())
 _MIN_FUZZY = 5
 
 
+_VALID_NAME = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]", re.ASCII)
+
+
 def normalise(name: str) -> str:
     """PEP 503: lower-case, runs of ``-``, ``_`` and ``.`` become ``-``."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -80,7 +83,12 @@ def edit_distance(a: str, b: str, limit: int = 2) -> int:
 
 
 def confusion(name: str, *, known: frozenset[str] = WELL_KNOWN | OWN_NAMES) -> tuple[str, str] | None:
-    """``(rule, reason)`` when ``name`` shadows or imitates a known name, else None."""
+    """``(rule, reason)`` when ``name`` shadows or imitates a known name, or is no valid distribution name at all
+    (``name-invalid``: letters from other scripts, full-width or invisible characters imitate names whatever the
+    edit distance), else None."""
+    if not _VALID_NAME.fullmatch(name):
+        return "name-invalid", (f"{name!r} is not a valid distribution name (PEP 508: ASCII letters, digits, '.', "
+                                "'-', '_'); look-alike or invisible characters imitate other names")
     mine = compact(name)
     if not mine:
         return None

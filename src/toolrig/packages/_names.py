@@ -18,7 +18,10 @@ DYNAMIC_IMPORTS = frozenset({"builtins.__import__", "importlib.import_module", "
                              "importlib.util.spec_from_loader", "importlib.machinery.SourceFileLoader",
                              "importlib.machinery.SourcelessFileLoader", "imp.load_source", "imp.load_module",
                              "imp.load_compiled", "imp.load_dynamic", "runpy.run_path", "runpy.run_module",
-                             "zipimport.zipimporter", "pkgutil.get_importer"})
+                             "zipimport.zipimporter", "pkgutil.get_importer", "importlib.reload",
+                             "importlib.machinery.BuiltinImporter.load_module",
+                             "importlib.machinery.FrozenImporter.load_module",
+                             "importlib.machinery.ExtensionFileLoader"})
 DECODERS = frozenset({"base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.b85decode",
                       "base64.a85decode", "base64.urlsafe_b64decode", "base64.standard_b64decode",
                       "base64.decodebytes", "base64.decode", "binascii.a2b_base64", "binascii.a2b_hex",
@@ -37,6 +40,10 @@ CATEGORY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("os.startfile", "subprocess"), ("posix.system", "subprocess"), ("posix.fork", "subprocess"),
     ("asyncio.create_subprocess", "subprocess"), ("platform.popen", "subprocess"),
     ("multiprocessing", "subprocess"), ("concurrent.futures.ProcessPoolExecutor", "subprocess"),
+    ("concurrent.futures.process", "subprocess"), ("asyncio.subprocess", "subprocess"),
+    ("_posixsubprocess", "subprocess"), ("_winapi.CreateProcess", "subprocess"), ("distutils.spawn", "subprocess"),
+    ("pydoc.pipepager", "subprocess"), ("pydoc.tempfilepager", "subprocess"), ("pydoc.pager", "subprocess"),
+    ("pydoc.getpager", "subprocess"),
     ("socket", "network"), ("_socket", "network"), ("ssl", "network"), ("urllib.request", "network"),
     ("urllib2", "network"), ("http.client", "network"), ("httplib", "network"), ("requests", "network"),
     ("httpx", "network"), ("aiohttp", "network"), ("urllib3", "network"), ("ftplib", "network"),
@@ -60,8 +67,8 @@ CATEGORY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("marshal", "code"), ("pickle.load", "pickle"), ("dill", "pickle"), ("cloudpickle", "pickle"),
 )
 
-SENSITIVE_MODULES = frozenset({"builtins", "os", "posix", "subprocess", "importlib", "sys", "socket", "pty", "ctypes",
-                               "shutil", "marshal", "code", "runpy", "imp", "io", "codecs", "base64", "zlib",
+SENSITIVE_MODULES = frozenset({"builtins", "os", "posix", "nt", "subprocess", "importlib", "sys", "socket", "pty",
+                               "ctypes", "shutil", "marshal", "code", "runpy", "imp", "io", "codecs", "base64", "zlib",
                                "requests", "httpx", "urllib", "urllib.request", "http.client", "aiohttp"})
 
 # Calls that take a URL (or host) among their first arguments, by their last name; matched on any object, since
@@ -75,9 +82,16 @@ WRITE_ATTRIBUTES = frozenset({"write_text", "write_bytes", "touch", "symlink_to"
                               "mkdir", "extractall", "extract", "chmod", "lchmod"})
 
 
+# The modules ``os`` re-exports its system calls from: ``posix.execv`` and ``nt.system`` are ``os.execv`` and
+# ``os.system``, whatever the table spells.
+_OS_BACKENDS = ("posix.", "nt.")
+
+
 @functools.lru_cache(maxsize=4096)
 def category_of(qualified: str) -> str | None:
     """``subprocess``, ``network``, ``env``, ``write``, ``native``, ``code``, ``pickle`` or None."""
+    if qualified.startswith(_OS_BACKENDS):
+        return category_of("os." + qualified.split(".", 1)[1])
     best: tuple[int, str] | None = None
     for prefix, category in CATEGORY_PREFIXES:
         if prefix.endswith("."):

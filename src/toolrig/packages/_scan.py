@@ -110,6 +110,8 @@ def scan_files(files: PackageFiles, *, use_bandit: bool = True) -> ScanReport:
             python[name] = data
         else:
             findings += text_findings(name, data.decode("utf-8", "replace"))
+    if files.kind == "wheel":
+        findings += _install_places(files, meta)
     install_time = frozenset(n for n in python if _install_time(n, meta))
     findings += _setup_commands(python, install_time)
     findings += compare(effects, meta.manifest.capabilities, install_time)
@@ -120,6 +122,34 @@ def scan_files(files: PackageFiles, *, use_bandit: bool = True) -> ScanReport:
     return ScanReport(name=canonicalize_name(meta.name) if meta.name else "", version=meta.version, kind=files.kind,
                       findings=tuple(unique), hashes={n: hashlib.sha256(d).hexdigest() for n, d in files.files.items()},
                       manifest=meta.manifest_table, entry_points=dict(meta.entry_points))
+
+
+_OUTSIDE_SCHEMES = ("data", "scripts", "headers")
+
+
+def _install_places(files: PackageFiles, meta: PackageMetadata) -> list[Finding]:
+    """Where a wheel's files land beyond its own import packages: ``.data/data/`` (the environment's prefix:
+    ``bin/python``, ``lib/.../site-packages/other/``), ``.data/scripts/`` (programs on PATH: a ``git`` shim) and
+    ``.data/headers/``; and top-level modules that take the name of a standard-library module or a well-known
+    distribution (installed over it, or imported instead of it)."""
+    out: list[Finding] = []
+    for name in sorted(files.files):
+        top, _, rest = name.partition("/")
+        scheme = rest.split("/", 1)[0]
+        if top.endswith(".data") and scheme in _OUTSIDE_SCHEMES:
+            out.append(Finding(file=name, line=0, rule="install-outside", severity="high",
+                               reason=f"installed by the '{scheme}' scheme, outside the package's import tree "
+                                      "(into the environment's prefix or PATH, over files others own)"))
+    import sys
+
+    for module in sorted(meta.modules):
+        found = confusion(module)
+        if module in sys.stdlib_module_names or (found is not None and found[0] == "name-shadows"):
+            out.append(Finding(file=module, line=0, rule="module-shadows", severity="high",
+                               reason=f"installs the top-level module {module!r}, which is "
+                                      + ("a standard-library module" if module in sys.stdlib_module_names
+                                         else "a well-known distribution's") + ": code importing it would get this"))
+    return out
 
 
 def _setup_commands(python: dict[str, bytes], install_time: frozenset[str]) -> list[Finding]:
