@@ -113,27 +113,29 @@ class SessionAnswers:
                         (b"x-accel-buffering", b"no")]
         self.json_headers = [(b"content-type", _JSON.encode()), (b"mcp-session-id", session_id.encode("latin-1"))]
         self._read_in, self.read = context_streams()
-        self._write_in, self._write_out = context_streams()
-        self.write = self._write_in
+        self.write = _Router(self)
+        """The session loop's write stream: each message goes to its request's answer from the sending task (no
+        routing task in between), else to the SDK transport."""
+        self._transport_write: Any = None
         self._streams: dict[str, MemoryObjectSendStream[tuple[Any, str | None]]] = {}
 
     async def run(self, read: Any, write: Any, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Pump the transport's inbound messages to :attr:`read`, route :attr:`write`'s outbound ones."""
+        """Pump the transport's inbound messages to :attr:`read`; :attr:`write` routes the outbound ones."""
+        self._transport_write = write
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._route, write)
-                task_status.started()
-                try:
-                    async for item in read:
-                        await self._read_in.send_in(getattr(read, "last_context", None), item)
-                except anyio.ClosedResourceError:
-                    pass
-                finally:  # the transport ended the session: so does its loop, and every answer being written here
-                    self._read_in.close()
-                    self.close_all()
+            task_status.started()
+            try:
+                async for item in read:
+                    await self._read_in.send_in(getattr(read, "last_context", None), item)
+            except anyio.ClosedResourceError:
+                pass
+            finally:  # the transport ended the session: so does its loop, and every answer being written here
+                self._read_in.close()
+                self.close_all()
         finally:  # cancelled once the session's loop has ended: no stream of it is left open
-            for stream in (self._read_in, self.read, self._write_in, self._write_out):
-                stream.close()
+            self._read_in.close()
+            self.read.close()
+            self.write.closed = True
 
     def close_all(self) -> None:
         """End every answer being written here (the session ended)."""
@@ -141,27 +143,28 @@ class SessionAnswers:
             stream.close()
         self._streams.clear()
 
-    async def _route(self, write: Any) -> None:
-        async for session_message in self._write_out:
-            message = session_message.message
-            target = None
-            if isinstance(message, _End) and message.id is not None:
-                target = str(message.id)
-            elif isinstance(session_message.metadata, ServerMessageMetadata) \
-                    and session_message.metadata.related_request_id is not None:
-                target = str(session_message.metadata.related_request_id)
-            stream = self._streams.get(target) if target is not None else None
-            if stream is None:
-                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    await write.send(session_message)  # dropped once the transport has ended the session
-                continue
-            assert target is not None
-            event_id = None if self.event_store is None else await self._stored(target, message)
-            try:
-                await stream.send((message, event_id))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                if self._streams.get(target) is stream:
-                    del self._streams[target]
+    async def route(self, session_message: SessionMessage) -> None:
+        """Pass one message of the session's loop on: to its request's answer being written here, else to the SDK
+        transport (dropped once the transport has ended the session)."""
+        message = session_message.message
+        target = None
+        if isinstance(message, _End) and message.id is not None:
+            target = str(message.id)
+        elif isinstance(session_message.metadata, ServerMessageMetadata) \
+                and session_message.metadata.related_request_id is not None:
+            target = str(session_message.metadata.related_request_id)
+        stream = self._streams.get(target) if target is not None else None
+        if stream is None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._transport_write.send(session_message)
+            return
+        assert target is not None
+        event_id = None if self.event_store is None else await self._stored(target, message)
+        try:
+            await stream.send((message, event_id))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            if self._streams.get(target) is stream:
+                del self._streams[target]
 
     async def _stored(self, stream_id: str, message: Any) -> str | None:
         """The event id ``message`` was stored under; None when the event store raised (user code: logged, and the
@@ -245,7 +248,7 @@ class SessionAnswers:
 
         async def unanswered() -> None:
             error = mcp_types.ErrorData(code=-32800, message="Request cancelled")
-            await self._write_in.send(SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id,
+            await self.write.send(SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id,
                                                                             error=error)))
 
         metadata = ServerMessageMetadata(request_context=request, close_sse_stream=close,
@@ -329,3 +332,28 @@ class SessionAnswers:
             await send({"type": "http.response.body", "body": _event_bytes(message, event_id), "more_body": True})
             if isinstance(message, _End):
                 return
+
+
+class _Router:
+    """:attr:`SessionAnswers.write`: what the SDK's session loop writes to (``send``, ``aclose``, ``async with``);
+    each message is routed from the task that sends it (:meth:`SessionAnswers.route`)."""
+
+    __slots__ = ("answers", "closed")
+
+    def __init__(self, answers: SessionAnswers) -> None:
+        self.answers = answers
+        self.closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        await self.answers.route(item)
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def __aenter__(self) -> _Router:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.closed = True
