@@ -14,12 +14,13 @@ An answer whose first message is the request's own response, within :data:`JSON_
 out as one JSON body (``application/json``, as the SDK's JSON mode writes it; the client's ``Accept`` names both):
 nothing else was sent for that request, and a JSON body keeps the connection alive where a client closes an SSE
 answer before its end. That body is written by the task that sends the response (the session's handler), as it
-routes it: the answer leaves before that task's own ending, without waking the request's task first. Any other first message (a progress or log notification, the server's own request), a
-closed stream, or no message within the window starts the SSE answer as before: headers, the priming event (stored
-before the request was dispatched, so the stored order is the written order), then the events. An SSE answer
-ends when its client leaves (a task watches for the disconnect); within the window no task watches (one per
-request was ~5% of a forwarded call): a client gone then is seen when the window ends, or its answer is written
-to nobody (the server drops it). Either way the request itself runs on, as with the SDK's transport.
+routes it: the answer leaves before that task's own ending, without waking the request's task first. Any other
+first message (a progress or log notification, the server's own request), a closed stream, or no message within
+the window starts the SSE answer as before: headers, the priming event (stored before the request was
+dispatched, so the stored order is the written order), then the events. An SSE answer ends when its client
+leaves (a task watches for the disconnect); within the window no task watches (one per request was ~5% of a
+forwarded call): a client gone then is seen when the window ends, or its answer is written to nobody (the server
+drops it). Either way the request itself runs on, as with the SDK's transport.
 
 Messages of the session's loop go to a request's own stream while its POST is answered here; any other (a
 request whose stream was closed or broken, the standalone GET stream's) go to the SDK transport, which stores
