@@ -88,11 +88,33 @@ async def progress_echo(text: str, ctx: Injected[CallContext]) -> str:
     return text
 
 
+HELD: dict[str, str] = {}
+"""What became of each ``held`` call: "running", then "cancelled" (or "ended")."""
+
+
+@tool(permission="readonly")
+async def held(key: str) -> str:
+    """Run until cancelled (at most 10 minutes), recording what became of the call.
+
+    Args:
+        key: the call's name in ``HELD``.
+    """
+    HELD[key] = "running"
+    try:
+        await anyio.sleep(600)
+    except anyio.get_cancelled_exc_class():
+        HELD[key] = "cancelled"
+        raise
+    HELD[key] = "ended"
+    return key
+
+
 @asynccontextmanager
 async def served(**options: Any) -> AsyncIterator[int]:
     ready: list[str] = []
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async([slow_echo, progress_echo], transport="http", port=0, on_ready=ready.append,
+        tg.start_soon(lambda: serve_async([slow_echo, progress_echo, held], transport="http", port=0,
+                                          on_ready=ready.append,
                                           audit=False, **options))
         with anyio.fail_after(30):
             while not ready:
@@ -272,3 +294,41 @@ async def test_an_event_store_failing_on_a_message_still_delivers_it_without_an_
         status, _, body = await request(port, s, call(16, seconds=JSON_WINDOW * 3))
         assert status == 200 and b"answer 16" in body and len(event_ids(dechunked(body))) == 2
     assert "a message of request 15" in caplog.text
+
+
+def _hang_up(port: int, head: bytes, body: bytes, wait_for_answer: bool) -> bytes:
+    """Send a request and hang up: at once (within ``JSON_WINDOW``), or once its SSE answer has begun."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head + body)
+        out = b""
+        while wait_for_answer and b"\r\n\r\n" not in out:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        with contextlib.suppress(OSError):
+            s.shutdown(socket.SHUT_RDWR)
+    return out
+
+
+@pytest.mark.parametrize("when", ["within the window", "after the window"])
+async def test_a_client_that_hangs_up_mid_call_ends_its_answer_so_its_session_expires_and_the_call_ends(
+        when: str) -> None:
+    """An answer ends when its client leaves (also one that left before the window was over): the request no
+    longer holds the session, which expires after its idle timeout and cancels the call. An answer that kept
+    waiting for the call would hold the session, and the call, for the call's ten minutes."""
+    key = f"hang up {when}"
+    async with served(idle_timeout=1.0) as port:
+        s, _, _ = await session(port)
+        data = json.dumps({"jsonrpc": "2.0", "id": 21, "method": "tools/call",
+                           "params": {"name": "held", "arguments": {"key": key}}}).encode()
+        head = ("POST /mcp HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in s)
+                + f"content-length: {len(data)}\r\n\r\n").encode()
+        after = when == "after the window"
+        got = await anyio.to_thread.run_sync(_hang_up, port, head, data, after)
+        assert not after or b"text/event-stream" in got
+        with anyio.fail_after(60):  # the idle timeout (1 s) after the client left, on any machine
+            while HELD.get(key) != "cancelled":
+                await anyio.sleep(0.05)
+        status, _, _ = await request(port, s, call(22))
+        assert status == 404  # the session expired

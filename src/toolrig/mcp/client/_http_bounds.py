@@ -48,6 +48,9 @@ log = logging.getLogger("toolrig.mcp")
 
 RequestId = str | int
 
+_DROPPED = ("content-length", "content-encoding")
+"""Headers of the upstream's answer not passed on (the body passed on is the bounded one, never compressed)."""
+
 DRAIN_SECONDS = 0.5
 """How long closing a POST's unfinished answer waits for its end (see ``_Body._drain``)."""
 
@@ -135,15 +138,19 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     def _bounded(self, request: httpx2.Request, response: httpx2.Response, request_id: RequestId | None
                  ) -> _Body:
-        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in (b"content-length", b"content-encoding")]
+        headers = response.headers.copy()  # the list copied, not each header normalized again
+        for name in _DROPPED:
+            if name in headers:
+                del headers[name]
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         body: httpx2.AsyncByteStream
         if encoding not in ("", "identity"):
             body = _Refused(self, response.stream, request_id, f"a compressed body ({encoding}) although it was "
                             "asked for none")
-            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"] + [(b"content-type",
-                                                                                     b"application/json")]
+            if "content-type" in headers:
+                del headers["content-type"]
+            headers["content-type"] = "application/json"
         elif kind == "text/event-stream":
             body = _EventBody(self, response.stream, request_id)
         else:
@@ -191,7 +198,7 @@ class _Body(httpx2.AsyncByteStream):
         self.request_id = request_id
         self.chunks: AsyncIterator[bytes] = aiter(inner)
         self.drained = False
-        self.headers: list[tuple[bytes, bytes]] = []
+        self.headers = httpx2.Headers()
         self.reuse = False
         """A POST's body: read to its end on close when it is one nobody reads (a notification's 202)."""
 

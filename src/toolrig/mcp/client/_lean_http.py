@@ -74,23 +74,26 @@ def _head(request: httpx2.Request, target: bytes) -> bytes:
 
 
 class _Connection:
-    __slots__ = ("idle_since", "key", "stream")
+    __slots__ = ("idle_since", "key", "sock", "stream")
 
     def __init__(self, key: tuple[str, int], stream: anyio.abc.SocketStream) -> None:
         self.key = key
         self.stream = stream
         self.idle_since = 0.0
+        self.sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        """Looked up once (anyio builds its attribute table at each lookup): polled before each reuse."""
 
     def usable(self, now: float) -> bool:
         """Whether an idle connection may carry another request: fresh, not closed, nothing unread on it."""
         if now - self.idle_since > KEEPALIVE_SECONDS:
             return False
+        if self.sock is None:
+            return False
         try:
-            sock = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
             poll = select.poll()
-            poll.register(sock, select.POLLIN)
+            poll.register(self.sock, select.POLLIN)
             readable = poll.poll(0)
-        except (OSError, ValueError, anyio.TypedAttributeLookupError):
+        except (OSError, ValueError):
             return False
         return not readable  # readable while idle: the server closed it, or sent what nobody asked for
 

@@ -13,9 +13,14 @@ header or body, a terminated session, GET, DELETE) it hands to the SDK transport
 An answer whose first message is the request's own response, within :data:`JSON_WINDOW` of the request, goes
 out as one JSON body (``application/json``, as the SDK's JSON mode writes it; the client's ``Accept`` names both):
 nothing else was sent for that request, and a JSON body keeps the connection alive where a client closes an SSE
-answer before its end. Any other first message (a progress or log notification, the server's own request), a
-closed stream, or no message within the window starts the SSE answer as before: headers, the priming event (stored
-before the request was dispatched, so the stored order is the written order), then the events.
+answer before its end. That body is written by the task that sends the response (the session's handler), as it
+routes it: the answer leaves before that task's own ending, without waking the request's task first. Any other
+first message (a progress or log notification, the server's own request), a closed stream, or no message within
+the window starts the SSE answer as before: headers, the priming event (stored before the request was
+dispatched, so the stored order is the written order), then the events. An SSE answer ends when its client
+leaves (a task watches for the disconnect); within the window no task watches (one per request was ~5% of a
+forwarded call): a client gone then is seen when the window ends, or its answer is written to nobody (the server
+drops it). Either way the request itself runs on, as with the SDK's transport.
 
 Messages of the session's loop go to a request's own stream while its POST is answered here; any other (a
 request whose stream was closed or broken, the standalone GET stream's) go to the SDK transport, which stores
@@ -35,6 +40,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import mcp_types
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -109,55 +115,77 @@ class SessionAnswers:
                         (b"x-accel-buffering", b"no")]
         self.json_headers = [(b"content-type", _JSON.encode()), (b"mcp-session-id", session_id.encode("latin-1"))]
         self._read_in, self.read = context_streams()
-        self._write_in, self._write_out = context_streams()
-        self.write = self._write_in
-        self._streams: dict[str, MemoryObjectSendStream[tuple[Any, str | None]]] = {}
+        self.write = _Router(self)
+        """The session loop's write stream: each message goes to its request's answer from the sending task (no
+        routing task in between), else to the SDK transport."""
+        self._transport_write: Any = None
+        self._streams: dict[str, _Pending] = {}
 
     async def run(self, read: Any, write: Any, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Pump the transport's inbound messages to :attr:`read`, route :attr:`write`'s outbound ones."""
+        """Pump the transport's inbound messages to :attr:`read`; :attr:`write` routes the outbound ones."""
+        self._transport_write = write
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._route, write)
-                task_status.started()
-                try:
-                    async for item in read:
-                        await self._read_in.send_in(getattr(read, "last_context", None), item)
-                except anyio.ClosedResourceError:
-                    pass
-                finally:  # the transport ended the session: so does its loop, and every answer being written here
-                    self._read_in.close()
-                    self.close_all()
+            task_status.started()
+            try:
+                async for item in read:
+                    await self._read_in.send_in(getattr(read, "last_context", None), item)
+            except anyio.ClosedResourceError:
+                pass
+            finally:  # the transport ended the session: so does its loop, and every answer being written here
+                self._read_in.close()
+                self.close_all()
         finally:  # cancelled once the session's loop has ended: no stream of it is left open
-            for stream in (self._read_in, self.read, self._write_in, self._write_out):
-                stream.close()
+            self._read_in.close()
+            self.read.close()
+            self.write.closed = True
 
     def close_all(self) -> None:
         """End every answer being written here (the session ended)."""
-        for stream in list(self._streams.values()):
-            stream.close()
+        for pending in list(self._streams.values()):
+            pending.inbox.close()
         self._streams.clear()
 
-    async def _route(self, write: Any) -> None:
-        async for session_message in self._write_out:
-            message = session_message.message
-            target = None
-            if isinstance(message, _End) and message.id is not None:
-                target = str(message.id)
-            elif isinstance(session_message.metadata, ServerMessageMetadata) \
-                    and session_message.metadata.related_request_id is not None:
-                target = str(session_message.metadata.related_request_id)
-            stream = self._streams.get(target) if target is not None else None
-            if stream is None:
-                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    await write.send(session_message)  # dropped once the transport has ended the session
-                continue
-            assert target is not None
-            event_id = None if self.event_store is None else await self._stored(target, message)
-            try:
-                await stream.send((message, event_id))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                if self._streams.get(target) is stream:
-                    del self._streams[target]
+    async def route(self, session_message: SessionMessage) -> None:
+        """Pass one message of the session's loop on: to its request's answer being written here, else to the SDK
+        transport (dropped once the transport has ended the session)."""
+        message = session_message.message
+        target = None
+        if isinstance(message, _End) and message.id is not None:
+            target = str(message.id)
+        elif isinstance(session_message.metadata, ServerMessageMetadata) \
+                and session_message.metadata.related_request_id is not None:
+            target = str(session_message.metadata.related_request_id)
+        pending = self._streams.get(target) if target is not None else None
+        if pending is None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._transport_write.send(session_message)
+            return
+        assert target is not None
+        event_id = None if self.event_store is None else await self._stored(target, message)
+        if pending.json:  # the request's first message, within the window: its answer is decided here
+            pending.json = False
+            if isinstance(message, _End):  # answered at once, nothing before: one JSON body, written from here
+                pending.answered = True
+                await self._json_answer(pending, message)
+                return
+        try:
+            await pending.inbox.send((message, event_id))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            if self._streams.get(target) is pending:
+                del self._streams[target]
+
+    async def _json_answer(self, pending: _Pending, message: Any) -> None:
+        """Write ``message`` as the request's JSON body (as the SDK's JSON mode writes it), then let the request's
+        own task end (it waits until the body is written: an ASGI app that returns first cuts its response)."""
+        try:
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            headers = [*self.json_headers, (b"content-length", str(len(data)).encode())]
+            await pending.send({"type": "http.response.start", "status": 200, "headers": headers})  # a no-op for
+            await pending.send({"type": "http.response.body", "body": data, "more_body": False})  # a client gone
+        except Exception:  # the server's own send: not expected to raise; the request's POST is left unanswered
+            log.exception("writing the answer to request %s failed", message.id)
+        finally:
+            pending.inbox.close()
 
     async def _stored(self, stream_id: str, message: Any) -> str | None:
         """The event id ``message`` was stored under; None when the event store raised (user code: logged, and the
@@ -230,10 +258,11 @@ class SessionAnswers:
             await self._server_error(send)  # the SDK's answer when its store fails: nothing is dispatched
             return
         inbox, outbox = anyio.create_memory_object_stream[tuple[Any, str | None]](_BUFFER)
-        self._streams[request_id] = inbox
+        pending = self._streams[request_id] = _Pending(inbox, send)
         close: Callable[[], Any] | None = None
         if resumable:
             async def close() -> None:
+                pending.json = False
                 inbox.close()
 
         async def close_standalone() -> None:
@@ -241,7 +270,7 @@ class SessionAnswers:
 
         async def unanswered() -> None:
             error = mcp_types.ErrorData(code=-32800, message="Request cancelled")
-            await self._write_in.send(SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id,
+            await self.write.send(SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id,
                                                                             error=error)))
 
         metadata = ServerMessageMetadata(request_context=request, close_sse_stream=close,
@@ -250,16 +279,15 @@ class SessionAnswers:
         started = False
         try:
             await self._read_in.send(SessionMessage(message, metadata=metadata))
-            async with anyio.create_task_group() as tg:
+            first = await self._first(outbox)  # no watcher yet: a client gone within the window is seen after it
+            if pending.answered:  # the answer came at once: its JSON body is written by the task that sent it
+                with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+                    await outbox.receive()  # until written (its inbox is closed then)
+                return
+            pending.json = False  # the window is over, or a message came first: an SSE answer
+            async with anyio.create_task_group() as tg:  # an SSE answer ends when its client leaves
                 tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
-                first = await self._first(outbox)
-                if first is not None and isinstance(first[0], _End):  # answered at once, nothing before: JSON
-                    data = first[0].model_dump_json(by_alias=True, exclude_unset=True).encode()
-                    headers = [*self.json_headers, (b"content-length", str(len(data)).encode())]
-                    await send({"type": "http.response.start", "status": 200, "headers": headers})
-                    await send({"type": "http.response.body", "body": data, "more_body": False})
-                    tg.cancel_scope.cancel()
-                    return
+                await anyio.lowlevel.checkpoint()  # the watcher first: a client gone in the window ends it here
                 started = True
                 await send({"type": "http.response.start", "status": 200, "headers": self.headers})
                 if priming is not None:
@@ -272,7 +300,7 @@ class SessionAnswers:
             if started:  # else the client left before anything was written: nothing to end
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
-            if self._streams.get(request_id) is inbox:
+            if self._streams.get(request_id) is pending:
                 del self._streams[request_id]
             inbox.close()
             outbox.close()
@@ -325,3 +353,43 @@ class SessionAnswers:
             await send({"type": "http.response.body", "body": _event_bytes(message, event_id), "more_body": True})
             if isinstance(message, _End):
                 return
+
+
+class _Pending:
+    """A request POST being answered here: its messages' stream, its ASGI ``send``, what its answer is."""
+
+    __slots__ = ("answered", "inbox", "json", "send")
+
+    def __init__(self, inbox: MemoryObjectSendStream[tuple[Any, str | None]], send: Send) -> None:
+        self.inbox = inbox
+        self.send = send
+        self.json = True
+        """Nothing has been passed on for the request yet and its window is not over: if its response comes
+        now, it is the JSON body."""
+        self.answered = False
+        """Its response came while ``json`` held: written as the JSON body by the task that sent it."""
+
+
+class _Router:
+    """:attr:`SessionAnswers.write`: what the SDK's session loop writes to (``send``, ``aclose``, ``async with``);
+    each message is routed from the task that sends it (:meth:`SessionAnswers.route`)."""
+
+    __slots__ = ("answers", "closed")
+
+    def __init__(self, answers: SessionAnswers) -> None:
+        self.answers = answers
+        self.closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        await self.answers.route(item)
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def __aenter__(self) -> _Router:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.closed = True
