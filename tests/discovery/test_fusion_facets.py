@@ -143,3 +143,20 @@ def test_a_tool_serving_one_facet_of_a_request_rises_with_facets_on() -> None:
         assert set(top) == {"get_weather", "send_email", "search_flights", "stock_price"}
     assert set(list(ranks[1.0])[:2]) == {"search_flights", "stock_price"}  # both facets served first
     assert ranks[1.0]["stock_price"] <= ranks[0.0]["stock_price"]
+
+
+def test_hybrid_bm25_counts_word_presence_and_parameter_words_over_description_density() -> None:
+    """Beside embeddings, BM25 has no length normalisation and parameter words count 5 times (tuned on dev:
+    bench/README.md, branch recall8): a tool taking an ``invoice`` among many others outranks a short one whose
+    description says "invoice" twice. BM25 alone keeps its length normalisation, so there the short one wins."""
+    long_text = "Pays a bill from an account with a card on a date in a currency with a memo and a receipt."
+    params = {"type": "object", "properties": {"invoice": {"type": "string"}, "account": {"type": "string"},
+                                               "card": {"type": "string"}, "memo": {"type": "string"}}}
+    toolset = [schema_tool(name="pay_bill", description=long_text, input_schema=params),
+               schema_tool(name="ledger_lookup", description="Invoice lookup, by invoice.",
+                           input_schema={"type": "object"})]
+    hybrid = ToolSearch(toolset, method="hybrid", embedder=Words(VOCAB), cache_dir=False)
+    assert hybrid.rank("invoice", 2) == ["pay_bill", "ledger_lookup"]  # the embedder cannot tell them apart
+    assert ToolSearch(toolset).rank("invoice", 2) == ["ledger_lookup", "pay_bill"]
+    rrf = ToolSearch(toolset, method="hybrid", embedder=Words(VOCAB), cache_dir=False, fusion="rrf")
+    assert rrf.rank("invoice", 2)[0] == "ledger_lookup"  # rank fusion keeps BM25's own settings

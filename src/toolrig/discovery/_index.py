@@ -18,10 +18,17 @@ from toolrig.discovery._bm25 import Bm25Index
 from toolrig.discovery._embed import CachedEmbedder
 from toolrig.discovery._text import FIELDS, ToolText, normalize_name
 
-__all__ = ["SearchIndex", "Slot"]
+__all__ = ["HYBRID_B", "HYBRID_FIELDS", "SearchIndex", "Slot"]
 
 _FIELD_WEIGHTS = {"name": 2, "parameters": 2}  # times a field's tokens count: a word of the name or of a
 # parameter says more than one of a long description (parameters at 2: ToolLens dev BM25 recall@5 0.322 → 0.329)
+HYBRID_B = 0.0
+HYBRID_FIELDS: Mapping[str, int] = {"name": 2, "parameters": 5}
+"""BM25 where it stands beside embeddings (hybrid by score): ``b = 0`` (no length normalisation), parameter
+words at 5.
+Beside a dense model, BM25's part is whether the query's words are in the tool's text at all, not how densely:
+ToolLens dev hybrid recall@5 0.387 → 0.399, MetaTool dev 0.813 → 0.817 (bench/README.md, branch ``recall8``;
+tuned on dev only). BM25 alone keeps ``b = 0.5`` and parameters at 2 (there these settings lower both)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,11 +43,13 @@ class Slot:
     def of(cls, tool: BaseTool, text: ToolText) -> Slot:
         return cls(tool=tool, text=text, tokens=text.field_tokens())
 
-    def document(self) -> list[str]:
-        """The BM25 document: every field's tokens, the name's and the parameters' repeated."""
+    def document(self, fields: Mapping[str, int] | None = None) -> list[str]:
+        """The BM25 document: every field's tokens, repeated as ``fields`` (field → times; default: the name's
+        and the parameters' twice) says."""
+        weights = _FIELD_WEIGHTS if fields is None else fields
         out: list[str] = []
         for f in FIELDS:
-            out.extend(list(self.tokens[f]) * _FIELD_WEIGHTS.get(f, 1))
+            out.extend(list(self.tokens[f]) * weights.get(f, 1))
         return out
 
 
@@ -52,14 +61,17 @@ class SearchIndex:
         embedder: computes document vectors (None: no dense search).
         aliases: extra exact-match names, alias → tool name.
         k1, b: BM25 parameters.
+        fields: times each field's tokens count in the BM25 document (None: name and parameters twice).
     """
 
     def __init__(self, slots: Sequence[Slot], *, embedder: CachedEmbedder | None = None,
-                 aliases: Mapping[str, str] | None = None, k1: float = 1.2, b: float = 0.5) -> None:
+                 aliases: Mapping[str, str] | None = None, k1: float = 1.2, b: float = 0.5,
+                 fields: Mapping[str, int] | None = None) -> None:
+        self.fields = dict(fields) if fields is not None else None
         self.embedder = embedder
         self.user_aliases = dict(aliases or {})
         self.slots: list[Slot | None] = list(slots)
-        self.bm25 = Bm25Index([s.document() for s in slots], k1=k1, b=b)
+        self.bm25 = Bm25Index([s.document(self.fields) for s in slots], k1=k1, b=b)
         self.alive = np.ones(len(slots), dtype=bool)
         self.by_name: dict[str, int] = {s.text.name: i for i, s in enumerate(slots)}
         self.vectors: np.ndarray | None = None
@@ -94,7 +106,7 @@ class SearchIndex:
                 new_vectors = self.embedder.embed([s.text.document() for s in added])
             for s in added:
                 self.by_name.pop(s.text.name, None)
-                i = self.bm25.add(s.document())
+                i = self.bm25.add(s.document(self.fields))
                 self.slots.append(s)
                 self.by_name[s.text.name] = i
             self.alive = np.append(self.alive, np.ones(len(added), dtype=bool))

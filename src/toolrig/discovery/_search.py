@@ -24,7 +24,7 @@ from toolrig import BaseTool
 from toolrig.discovery._embed import CachedEmbedder, Embedder
 from toolrig.discovery._facets import facets
 from toolrig.discovery._fusion import DEFAULT_WEIGHTS, Ranking, components, fuse
-from toolrig.discovery._index import SearchIndex, Slot
+from toolrig.discovery._index import HYBRID_B, HYBRID_FIELDS, SearchIndex, Slot
 from toolrig.discovery._memory import QueryMemory
 from toolrig.discovery._rank import Query, rankings
 from toolrig.discovery._text import FIELDS, ToolText, tokenize, tool_text
@@ -163,6 +163,9 @@ class ToolSearch:
 
     # -- keeping up with the toolset ---------------------------------------------------------------
     def _new_index(self, slots: list[Slot]) -> SearchIndex:
+        if self.method == "hybrid" and self.fusion == "score":  # BM25 beside embeddings: see HYBRID_FIELDS
+            return SearchIndex(slots, embedder=self.embedder, aliases=self.aliases, b=HYBRID_B,
+                               fields=HYBRID_FIELDS)
         return SearchIndex(slots, embedder=self.embedder, aliases=self.aliases)
 
     def _current(self, tools: list[BaseTool]) -> dict[str, tuple[BaseTool, ToolText]]:
