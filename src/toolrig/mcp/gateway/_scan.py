@@ -24,7 +24,8 @@ It reports, each with where it was found:
   that is not the server's own tool), references to other servers, claims to replace other tools;
 * ``exfiltration``: URLs with data placeholders or at collection services, e-mail recipients, ``curl | sh``;
 * ``encoded``: long base64 / hex blobs that may carry a hidden payload, and instructions or requests hidden by
-  rot13, base64, hex, percent-encoding, reversal, letter-by-letter spelling or leetspeak;
+  rot13, base64, hex, percent-encoding, reversal, letter-by-letter spelling or leetspeak (the readings and the
+  invisible-character and padding checks are in :mod:`._scan_hiding`);
 * ``oversized``: a description or schema too large or too deeply nested to review (a denial of service);
 * ``name``: a name that breaks the MCP rule, with homoglyphs or hidden characters.
 
@@ -33,18 +34,16 @@ Flagged tools are quarantined by the gateway; ``toolrig scan`` runs the scan alo
 
 from __future__ import annotations
 
-import base64
 import codecs
-import contextlib
 import json
 import re
 import unicodedata
-import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolrig.mcp.gateway._scan_asks import SECRET_PLACES, asks_for, passes_on_secret
+from toolrig.mcp.gateway._scan_hiding import base64_readings, invisible, padded, readings
 from toolrig.mcp.shared import name_problem
 
 __all__ = ["MAX_SCHEMA_DEPTH", "ScanReport", "scan_definition", "scan_prompt", "scan_resource", "scan_tool"]
@@ -54,21 +53,6 @@ MAX_STRING = 8_000
 MAX_DEFINITION = 200_000
 _WALK_DEPTH = 4 * MAX_SCHEMA_DEPTH
 """Strings nested deeper than this are not read (the definition is flagged as too deep already)."""
-
-_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u00ad\u034f\u180e")
-
-
-def _invisible(text: str) -> str | None:
-    for char in text:
-        code = ord(char)
-        category = unicodedata.category(char)
-        if char in "\n\r\t":
-            continue
-        if (category in ("Cf", "Co", "Cs", "Cc") or char in _INVISIBLE_EXTRA or 0xE0000 <= code <= 0xE007F
-                or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF):
-            return f"invisible character U+{code:04X} ({unicodedata.name(char, 'unnamed')})"
-    return None
-
 
 def _rx(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.DOTALL)
@@ -177,10 +161,8 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b")
 _URL = re.compile(r"https?://[^\s'\"<>)]+", re.IGNORECASE)
 _SEND = _rx(r"\b(send|sends|sent|forward|upload|post|posts|email|e-mail|mail|report|transmit|submit|notify|cc|bcc|"
             r"recipient|copy to)\b")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _WORD_JOINERS = re.compile(r"(?<=[A-Za-z])[_.-]+(?=[A-Za-z])")
 _ENCODED = re.compile(r"[A-Za-z0-9+/]{80,}={0,2}|\b[0-9a-fA-F]{96,}\b")
-_PADDING = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]{40,}|(?:\r?\n[ \t]*){6,}")
 
 
 @dataclass(frozen=True)
@@ -269,9 +251,9 @@ class _Checker:
     def text(self, where: str, raw: str, role: str = "text") -> None:
         if len(raw) > MAX_STRING:
             self.add("oversized", where, f"{len(raw):,} characters of metadata (over {MAX_STRING:,})")
-        if (hidden := _invisible(raw)) is not None:
+        if (hidden := invisible(raw)) is not None:
             self.add("invisible", where, hidden)
-        if _padded(raw):
+        if padded(raw):
             self.add("padding", where, "a long run of whitespace or blank lines hides the text after it")
         text = _folded(raw)
         spaced = _WORD_JOINERS.sub(" ", text)  # ignore_previous_instructions as words
@@ -294,7 +276,7 @@ class _Checker:
     def _hidden_encodings(self, where: str, text: str) -> None:
         """Instructions hidden by rot13, in a base64 or hex blob, percent-encoded, reversed, spelled letter by
         letter or in leetspeak."""
-        for label, decoded in _decodings(text):
+        for label, decoded in readings(text, plain_instruction=_INSTRUCTION.search(text) is not None):
             if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
                 self.add("encoded", where, f"{label} instruction ({_quote(m)!r})")
                 return
@@ -307,15 +289,13 @@ class _Checker:
             self.add("encoded", where, f"a rot13-encoded instruction ({_quote(m)!r})")
         elif len(text) >= 16 and rotated != text and asks_for(text) is None and (found := asks_for(rotated)):
             self.add("encoded", where, f"a rot13-encoded request: {found[1]}")
-        for blob in _BASE64.findall(text):
-            with contextlib.suppress(ValueError, UnicodeDecodeError):
-                decoded = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8")
-                if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
-                    self.add("encoded", where, f"a base64-encoded instruction ({_quote(m)!r})")
-                    return
-                if (found := asks_for(decoded)) is not None:
-                    self.add("encoded", where, f"a base64-encoded request: {found[1]}")
-                    return
+        for decoded in base64_readings(text):
+            if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
+                self.add("encoded", where, f"a base64-encoded instruction ({_quote(m)!r})")
+                return
+            if (found := asks_for(decoded)) is not None:
+                self.add("encoded", where, f"a base64-encoded request: {found[1]}")
+                return
 
     def _references(self, where: str, text: str) -> None:
         for m in _TOOL_CALL.finditer(text):
@@ -343,43 +323,8 @@ _GENERIC_NOUNS = frozenset({"this", "the", "that", "any", "other", "a", "an", "e
                             "mcp", "shell", "search", "email", "browser"})
 
 
-_HEX_BLOB = re.compile(r"(?:[0-9a-fA-F]{2}){12,}")
-_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){3,}")
-_SPELLED = re.compile(r"\b(?:[^\W\d_][ .\-_]){4,}[^\W\d_]\b")
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
-_LEET_WORD = re.compile(r"\b(?=[\w@$!]*[a-z])(?=[\w@$!]*[0-9@$!])[\w@$!]{3,}", re.IGNORECASE)
-
-
-def _decodings(text: str) -> Iterator[tuple[str, str]]:
-    """Readings of ``text`` a model can make but the patterns cannot: each with a label for the report.
-
-    Each reading is offered only when it differs from the text, and only its new part matters: the caller checks
-    the plain text first, so what is found here was hidden by the encoding."""
-    if len(text) < 16:
-        return
-    if _HEX_BLOB.search(text):
-        for blob in _HEX_BLOB.findall(text):
-            with contextlib.suppress(ValueError, UnicodeDecodeError):
-                yield "a hex-encoded", bytes.fromhex(blob).decode("utf-8")
-    if _PERCENT.search(text):
-        yield "a percent-encoded", urllib.parse.unquote(text)
-    if _SPELLED.search(text):
-        yield "a spelled-out", _SPELLED.sub(lambda m: re.sub(r"[ .\-_]", "", m.group(0)), text)
-    if _LEET_WORD.search(text):
-        yield "a leetspeak", _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
-    reversed_text = text[::-1]
-    if _INSTRUCTION.search(text) is None:
-        yield "a reversed", reversed_text
-
-
 def _is_file_or_parameter(name: str) -> bool:
     return bool(re.search(r"\.(md|txt|json|ya?ml|toml|py|js|ts|csv|env|cfg|ini|log)$", name))
-
-
-def _padded(text: str) -> bool:
-    """Text that continues after a run of whitespace or blank lines meant to push it out of view."""
-    m = _PADDING.search(text)
-    return m is not None and bool(text[m.end():].strip()) and bool(text[: m.start()].strip())
 
 
 def _label(category: str) -> str:
