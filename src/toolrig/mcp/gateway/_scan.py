@@ -59,9 +59,12 @@ _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u00ad\u034f\u180e")
 
 
 def _invisible(text: str) -> str | None:
-    for char in text:
+    for i, char in enumerate(text):
         code = ord(char)
         category = unicodedata.category(char)
+        if char == "\r" and text[i + 1:i + 2] != "\n":
+            return ("a carriage return not ending a line (U+000D): a terminal writes the text after it over the "
+                    "text before it, hiding it from a person")
         if char in "\n\r\t":
             continue
         if (category in ("Cf", "Co", "Cs", "Cc") or char in _INVISIBLE_EXTRA or 0xE0000 <= code <= 0xE007F

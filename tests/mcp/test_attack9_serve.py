@@ -1,0 +1,55 @@
+"""Round-9 attacks on ``serve --http`` sent as raw HTTP by a hostile client (real server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from test_transport_attacks import SSE_ANSWER, open_session, request, served
+
+pytestmark = pytest.mark.anyio
+
+
+def _texts(body: bytes) -> str:
+    return body.decode("utf-8", "replace")
+
+
+async def test_a_cancellation_sent_in_another_session_does_not_cancel_its_call() -> None:
+    async with served() as port:
+        alice, bob = await open_session(port), await open_session(port)
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "ALICE-DONE", "seconds": SSE_ANSWER * 2}}}
+        answers: list[bytes] = []
+
+        async def alice_calls() -> None:
+            answers.append((await request(port, alice, call))[2])
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(alice_calls)
+            await anyio.sleep(SSE_ANSWER / 2)
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+            status, _, _ = await request(port, bob, cancel)
+            assert status == 202
+        assert "ALICE-DONE" in _texts(answers[0])
+
+
+@pytest.mark.parametrize(("name", "body", "status", "expect"), [
+    # a repeated member: the envelope check reads the last one, as the SDK does (no message is judged as one
+    # thing and run as another)
+    ("duplicate method", b'{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/call",'
+                         b'"params":{"name":"nope","arguments":{}}}', 200, b"not_found"),
+    ("duplicate id, an object last", b'{"jsonrpc":"2.0","id":3,"id":{"a":1},"method":"ping"}', 400, b"-32600"),
+    ("duplicate jsonrpc, 1.0 last", b'{"jsonrpc":"2.0","jsonrpc":"1.0","id":3,"method":"ping"}', 400, b"-32600"),
+    ("integer id of 5,000 digits", b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', 400, b"-32700"),
+    ("integer argument of 5,000 digits", b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo",'
+     b'"arguments":{"text":"x","seconds":' + b"9" * 5000 + b'}}}', 400, b"-32700"),
+    ("negative zero id", b'{"jsonrpc":"2.0","id":-0.0,"method":"ping"}', 400, b"-32600"),
+    ("exponent id", b'{"jsonrpc":"2.0","id":1e2,"method":"ping"}', 400, b"-32600"),
+])
+async def test_repeated_members_and_out_of_range_numbers_get_one_reading(name: str, body: bytes, status: int,
+                                                                        expect: bytes) -> None:
+    async with served() as port:
+        session = await open_session(port)
+        got, _, answer = await request(port, session, body)
+        assert got == status and expect in answer and b"Traceback" not in answer, (name, answer[:300])
+        after, _, _ = await request(port, session, {"jsonrpc": "2.0", "id": 99, "method": "ping"})
+        assert after == 200
