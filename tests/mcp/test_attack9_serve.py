@@ -53,3 +53,33 @@ async def test_repeated_members_and_out_of_range_numbers_get_one_reading(name: s
         assert got == status and expect in answer and b"Traceback" not in answer, (name, answer[:300])
         after, _, _ = await request(port, session, {"jsonrpc": "2.0", "id": 99, "method": "ping"})
         assert after == 200
+
+
+REBINDING = [
+    [("host", "127.0.0.1.attacker.invalid:{port}")],
+    [("host", "localhost.attacker.invalid")],
+    [("host", "attacker.invalid:{port}")],
+    [("host", "")],
+    [("host", "localhost:{port}, attacker.invalid")],
+    [("host", "localhost\t:{port}")],
+    [("host", "[::1%25lo]:{port}")],
+    [("host", "[0:0:0:0:0:ffff:7f00:1]:{port}")],
+    [("host", "0x7f.1:{port}")],
+    [("host", "2130706433:{port}")],
+    [("host", "localhost:+{port}")],
+    [("host", "127.0.0.1:{port}"), ("origin", "http://localhost.:{port}")],
+    [("host", "127.0.0.1:{port}"), ("origin", "http://attacker.invalid:{port}")],
+    [("host", "127.0.0.1:{port}"), ("origin", "file://")],
+    [("host", "127.0.0.1:{port}"), ("origin", "http://127.0.0.1:{port}@attacker.invalid")],
+    [("host", "127.0.0.1:{port}"), ("origin", "")],
+]
+
+
+async def test_more_rebinding_spellings_of_host_and_origin_are_refused() -> None:
+    from test_transport_attacks import INIT, JSON_SSE
+
+    async with served() as port:
+        for headers in REBINDING:
+            sent = [(k, v.replace("{port}", str(port))) for k, v in headers]
+            status, _, _ = await request(port, [*JSON_SSE, *sent], INIT)
+            assert status in (400, 403, 421), sent
