@@ -63,11 +63,12 @@ def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[Path]:
     if "additionalProperties" in schema or "patternProperties" in schema:
         return []  # the schema says itself what extra keys mean; its validator decides
     props = schema.get("properties", {})
-    found: list[Path] = [(k,) for k in arguments if k not in props]
-    budget = [_MAX_WALK]
+    found: list[Path] = []
     for key, value in arguments.items():
-        if key in props and isinstance(value, dict | list):  # a plain value has no keys to check
-            found += _nested_unknown(value, props[key], (key,), root=schema, budget=budget, depth=1)
+        if key not in props:
+            found.append((key,))
+        elif isinstance(value, dict | list):  # a plain value has no keys to check
+            found += _nested_unknown(value, props[key], (key,), root=schema, budget=[_MAX_WALK], depth=1)
     return found
 
 
