@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import anyio
 import pytest
 from test_transport_attacks import SSE_ANSWER, open_session, request, served
+
+from toolrig import Policy, tool
+from toolrig.mcp import serve_async
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +88,37 @@ async def test_more_rebinding_spellings_of_host_and_origin_are_refused() -> None
             sent = [(k, v.replace("{port}", str(port))) for k, v in headers]
             status, _, _ = await request(port, [*JSON_SSE, *sent], INIT)
             assert status in (400, 403, 421), sent
+
+
+@tool(permission="readonly")
+def hidden_tool(text: str = "") -> str:
+    """A tool ALLOWED_TOOLS leaves out."""
+    return "HIDDEN-RAN"
+
+
+async def test_a_tool_allowed_tools_hides_is_never_named_to_a_client_that_guesses() -> None:
+    """Before: ``hidden-tool`` answered "Did you mean: hidden_tool?" and ``HIDDEN_TOOL`` was repaired to it (then
+    denied): suggestions and case repairs were drawn from every tool, not from those offered."""
+    from test_transport_attacks import echo
+
+    ready: list[str] = []
+    policy = Policy(allow=["*"], allowed_tools=["echo"])
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve_async([echo, hidden_tool], transport="http", port=0, on_ready=ready.append,
+                                          audit=False, policy=policy))
+        with anyio.fail_after(30):
+            while not ready:
+                await anyio.sleep(0.01)
+        port = int(urlsplit(ready[0]).port or 0)
+        session = await open_session(port)
+        _, _, listing = await request(port, session, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert b"hidden" not in listing.lower()
+        for name in ("hidden-tool", "HIDDEN_TOOL", "Hidden_Tool", "hiddentool", "hidden_too", "zzz"):
+            _, _, answer = await request(port, session, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                                          "params": {"name": name, "arguments": {}}})
+            rest = answer.lower().replace(name.lower().encode(), b"")  # the name asked for is repeated, fine
+            assert b"not_found" in answer and b"hidden_tool" not in rest, (name, answer[:300])
+        _, _, answer = await request(port, session, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                                      "params": {"name": "hidden_tool", "arguments": {}}})
+        assert b"HIDDEN-RAN" not in answer  # called by its exact name: denied, as documented
+        tg.cancel_scope.cancel()
