@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import threading
 import weakref
@@ -136,6 +137,8 @@ class Runtime:
             if isinstance(stage, FallbackStage) and stage.runner is None:
                 stage.bind(self.call)
         self._offered = offered_view(self.toolset, self.stages)
+        if self._offered is not self.toolset:
+            self.services = dataclasses.replace(self.services, offered=self._offered)
         self._view = self._offered if wants_view(self.toolset) else None  # see toolrig.toolsets.routing_view
         self.recorder = recorder
         self._chain: CallNext = self._build()

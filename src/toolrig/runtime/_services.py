@@ -58,6 +58,8 @@ class Services:
     allow_selectors: bool = False
     deprecations: DeprecationNotices = field(default_factory=DeprecationNotices)
     extras: dict[str, Any] = field(default_factory=dict)
+    offered: Toolset | None = None
+    """The toolset as the runtime offers it (less what ``ALLOWED_TOOLS`` hides); None: the whole ``toolset``."""
 
     def lookup(self, name: str) -> BaseTool | None:
         """The tool called ``name`` in the toolset, or None."""
@@ -65,5 +67,6 @@ class Services:
         return tool
 
     def tool_names(self) -> list[str]:
-        """Names of every tool in the toolset."""
-        return [t.spec.name for t in self.toolset.list()]
+        """Names of every tool the runtime offers (what suggestions and case repairs may name: a hidden tool's
+        name is never disclosed)."""
+        return [t.spec.name for t in (self.offered if self.offered is not None else self.toolset).list()]

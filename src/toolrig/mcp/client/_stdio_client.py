@@ -43,6 +43,7 @@ from toolrig.mcp.shared import (
     origin_of,
     too_large_error,
     too_many_values,
+    unreadable_error,
 )
 
 __all__ = ["stdio_client"]
@@ -131,6 +132,12 @@ class _Pipes:
             message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValueError as exc:
             log.warning("MCP server %s sent a line that is not a JSON-RPC message: %s", self.server, exc)
+            origin = origin_of(line[:KEEP], line[-KEEP:])
+            if origin.id is not None and origin.id in self.awaiting:  # the call it answers fails now, not never
+                error = unreadable_error(origin.id, server=self.server, problem=exc)
+                self.awaiting.received(error)
+                await self.to_session.send(SessionMessage(error))
+                return
             await self.to_session.send(exc)
             return
         self.awaiting.received(message)

@@ -18,7 +18,7 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from toolrig.mcp.shared import KEEP, origin_of, too_large_error, too_many_values
+from toolrig.mcp.shared import KEEP, origin_of, too_large_error, too_many_values, unreadable_error
 
 __all__ = ["websocket_client"]
 
@@ -100,4 +100,7 @@ def _parse(data: bytes, *, server: str, limit: int) -> SessionMessage | Exceptio
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(data, by_name=False))
     except ValueError as exc:
         log.warning("dropped a malformed WebSocket frame from the MCP server: %s", exc)
+        origin = origin_of(data[:KEEP], data[-KEEP:])
+        if origin.id is not None:  # the request it answers fails now instead of waiting for its deadline
+            return SessionMessage(unreadable_error(origin.id, server=server, problem=exc))
         return exc

@@ -55,6 +55,7 @@ from toolrig.mcp.shared._oversized import (
     request_id_of,
     too_large_error,
     too_many_values,
+    unreadable_error,
 )
 from toolrig.mcp.shared._peer import LOG_LEVELS, PEER_KEY, ClientPeer, current_peer, peer_of
 from toolrig.mcp.shared._target import LaunchSandbox, Target, parse_target
@@ -118,4 +119,5 @@ __all__ = [
     "structured_of",
     "too_large_error",
     "too_many_values",
+    "unreadable_error",
 ]

@@ -25,7 +25,7 @@ import pydantic_core
 from mcp import MCPError
 
 __all__ = ["MAX_VALUES", "MESSAGE_TOO_LARGE", "Awaiting", "MessageOrigin", "is_too_large", "origin_of",
-           "request_id_of", "too_large_error", "too_many_values"]
+           "request_id_of", "too_large_error", "too_many_values", "unreadable_error"]
 
 MESSAGE_TOO_LARGE = -32090
 """The JSON-RPC error code toolrig gives a request whose answer was too large to read (a server error code)."""
@@ -69,11 +69,32 @@ def _usable(value: Any) -> bool:
 
 
 def _head_members(head: bytes) -> dict[str, Any]:
-    try:
-        value = pydantic_core.from_json(head, allow_partial=True, cache_strings=False)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    for text in (head, _shallow(head)):  # a head nested past the parser's limit: the members before that nesting
+        try:
+            value = pydantic_core.from_json(text, allow_partial=True, cache_strings=False)
+        except ValueError:
+            continue
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _shallow(head: bytes, limit: int = 32) -> bytes:
+    """``head`` cut where its nesting (outside strings) first goes deeper than ``limit``."""
+    depth = 0
+    outside = 0
+    for string in [*_STRING.finditer(head), None]:
+        end = len(head) if string is None else string.start()
+        for i in range(outside, end):
+            if head[i] in b"{[":
+                depth += 1
+                if depth > limit:
+                    return head[:i]
+            elif head[i] in b"}]":
+                depth -= 1
+        if string is None:
+            break
+        outside = string.end()
+    return head
 
 
 def _tail_members(tail: bytes) -> dict[str, Any]:
@@ -132,6 +153,17 @@ def too_large_error(request_id: str | int, *, server: str, limit: int, size: int
     data = {_MARK: True, "server": server, "limit": limit}
     return mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(
         code=MESSAGE_TOO_LARGE, message=message, data=data))
+
+
+def unreadable_error(request_id: str | int, *, server: str, problem: object) -> mcp_types.JSONRPCError:
+    """The error that answers ``request_id`` in place of an answer from ``server`` that does not parse as a
+    JSON-RPC message (a number out of range, nesting past the parser's limit, a member of the wrong type, ...):
+    the call fails at once instead of waiting for an answer that came and could not be read."""
+    first = str(problem).splitlines()
+    reason = (first[1] if len(first) > 1 else first[0] if first else "").strip()[:300]
+    return mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(
+        code=mcp_types.PARSE_ERROR,
+        message=f"the answer of MCP server {server} is not a JSON-RPC message that can be read: {reason}"))
 
 
 def is_too_large(exc: MCPError) -> bool:

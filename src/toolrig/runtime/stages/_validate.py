@@ -31,11 +31,66 @@ def invalid(inv: Invocation, message: str, **details: Any) -> ToolOutcome:
     )
 
 
-def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[str]:
+_MAX_WALK = 10_000
+"""Most values the unknown-key walk looks at (arguments are capped in size before this stage already)."""
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentSchemas",
+                "unevaluatedProperties", "additionalProperties", "patternProperties", "propertyNames")
+
+
+def _resolved(schema: Any, root: Any) -> Any:
+    """``schema`` with local ``$ref`` s (``#/...``) followed (a few hops; None when a ref does not resolve)."""
+    for _ in range(8):
+        if not isinstance(schema, dict) or "$ref" not in schema:
+            return schema
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#") or len(schema) > 1:
+            return None  # a remote ref, or a ref beside other keywords: not judged here
+        node: Any = root
+        for part in (p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/")[1:]):
+            node = node.get(part) if isinstance(node, dict) else None
+        schema = node
+    return None
+
+
+Path = tuple[str | int, ...]
+
+
+def _unknown_keys(arguments: dict[str, Any], schema: Any) -> list[Path]:
+    """Where ``arguments`` hold keys the schema does not declare: at the top level, and in nested objects
+    (``("a", "b")``, ``("items", 0, "c")``) whose schema lists its properties and says nothing else about
+    other keys (no ``additionalProperties``, pattern or combinator: then the validator alone decides). The
+    model reaches no more than what the tool advertised, at any depth."""
     if "additionalProperties" in schema or "patternProperties" in schema:
         return []  # the schema says itself what extra keys mean; its validator decides
     props = schema.get("properties", {})
-    return [k for k in arguments if k not in props]
+    found: list[Path] = []
+    for key, value in arguments.items():
+        if key not in props:
+            found.append((key,))
+        elif isinstance(value, dict | list):  # a plain value has no keys to check
+            found += _nested_unknown(value, props[key], (key,), root=schema, budget=[_MAX_WALK], depth=1)
+    return found
+
+
+def _nested_unknown(value: Any, schema: Any, path: Path, *, root: Any, budget: list[int], depth: int) -> list[Path]:
+    budget[0] -= 1
+    schema = _resolved(schema, root)
+    if budget[0] < 0 or depth > 64 or not isinstance(schema, dict) or any(k in schema for k in _COMBINATORS):
+        return []
+    found: list[Path] = []
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            return []
+        for key, item in value.items():
+            if key not in props:
+                found.append((*path, key))
+            else:
+                found += _nested_unknown(item, props[key], (*path, key), root=root, budget=budget, depth=depth + 1)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            found += _nested_unknown(item, schema["items"], (*path, i), root=root, budget=budget, depth=depth + 1)
+    return found
 
 
 def _with_enum_strings(tool: BaseTool, arguments: dict[str, Any], exc: ArgumentsError
@@ -54,7 +109,8 @@ class ValidateStage(Stage):
     """Validates with the tool's own validator (pydantic lax mode, or schema coercion + JSON Schema).
 
     Arguments not yet parsed (no repair stage) are parsed strictly within the size/depth caps.
-    Unknown top-level keys are rejected (and named) unless the schema declares what extra keys mean.
+    Unknown keys are rejected (and named) unless the schema declares what extra keys mean: top-level keys,
+    and keys of nested objects whose schema lists their properties and nothing else about other keys.
     """
 
     name = "validate"
@@ -81,10 +137,10 @@ class ValidateStage(Stage):
             if unknown:
                 known = ", ".join(tool.spec.input_schema.get("properties", {})) or "none"
                 more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
-                shown = ", ".join(map(repr, unknown[:10])) + more
+                shown = ", ".join(repr(".".join(map(str, k))) for k in unknown[:10]) + more
                 raise ArgumentsError(
                     f"unknown argument(s) {shown}; the parameters are: {known}",
-                    [{"loc": [k], "msg": "unknown field; remove it", "type": "extra_forbidden"} for k in unknown])
+                    [{"loc": list(k), "msg": "unknown field; remove it", "type": "extra_forbidden"} for k in unknown])
             repairs: list[str] = []
             try:
                 values = tool.validate(arguments)
