@@ -27,10 +27,14 @@ _LEET_WORD = re.compile(r"\b(?=[\w@$!]*[a-z])(?=[\w@$!]*[0-9@$!])[\w@$!]{3,}", r
 
 
 def invisible(text: str) -> str | None:
-    """The first zero-width, bidirectional-override, tag, format or private-use character, described; else None."""
-    for char in text:
+    """The first zero-width, bidirectional-override, tag, format or private-use character, or a carriage return
+    that does not end a line, described; else None."""
+    for i, char in enumerate(text):
         code = ord(char)
         category = unicodedata.category(char)
+        if char == "\r" and text[i + 1:i + 2] != "\n":
+            return ("a carriage return not ending a line (U+000D): a terminal writes the text after it over the "
+                    "text before it, hiding it from a person")
         if char in "\n\r\t":
             continue
         if (category in ("Cf", "Co", "Cs", "Cc") or char in _INVISIBLE_EXTRA or 0xE0000 <= code <= 0xE007F
