@@ -246,6 +246,23 @@ async def test_a_call_that_sends_progress_first_is_answered_on_sse_with_the_prog
         assert len(event_ids(dechunked(body))) == 3  # the priming event, the progress, the answer
 
 
+async def test_a_call_answered_on_sse_by_its_progress_replays_the_progress_and_the_answer_after_its_priming() -> None:
+    """The priming event is stored when the first message (the progress) makes the answer SSE: before it."""
+    async with served() as port:
+        s, _, _ = await session(port)
+        message = {"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                   "params": {"name": "progress_echo", "arguments": {"text": "answer 10"},
+                              "_meta": {"progressToken": "p10"}}}
+        status, _, body = await request(port, s, message)
+        assert status == 200
+        priming = event_ids(dechunked(body))[0]
+        resume = [(k, "text/event-stream" if k == "accept" else v) for k, v in s if k != "content-type"]
+        status, _, replay = await request(port, [*resume, ("last-event-id", priming)], method="GET", timeout=3)
+        events = [json.loads(d) for d in re.findall(rb"^data: (\{.*\})\r$", dechunked(replay), flags=re.M)]
+        assert status == 200 and [e.get("method") for e in events] == ["notifications/progress", None]
+        assert events[1]["id"] == 10 and events[1]["result"]["content"][0]["text"] == "answer 10"
+
+
 class FlakyStore(MemoryEventStore):
     """An event store (user code) that fails for chosen requests: their priming event, or their messages."""
 
