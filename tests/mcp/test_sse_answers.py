@@ -246,6 +246,23 @@ async def test_a_call_that_sends_progress_first_is_answered_on_sse_with_the_prog
         assert len(event_ids(dechunked(body))) == 3  # the priming event, the progress, the answer
 
 
+async def test_a_call_answered_on_sse_by_its_progress_replays_the_progress_and_the_answer_after_its_priming() -> None:
+    """The priming event is stored when the first message (the progress) makes the answer SSE: before it."""
+    async with served() as port:
+        s, _, _ = await session(port)
+        message = {"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                   "params": {"name": "progress_echo", "arguments": {"text": "answer 10"},
+                              "_meta": {"progressToken": "p10"}}}
+        status, _, body = await request(port, s, message)
+        assert status == 200
+        priming = event_ids(dechunked(body))[0]
+        resume = [(k, "text/event-stream" if k == "accept" else v) for k, v in s if k != "content-type"]
+        status, _, replay = await request(port, [*resume, ("last-event-id", priming)], method="GET", timeout=3)
+        events = [json.loads(d) for d in re.findall(rb"^data: (\{.*\})\r$", dechunked(replay), flags=re.M)]
+        assert status == 200 and [e.get("method") for e in events] == ["notifications/progress", None]
+        assert events[1]["id"] == 10 and events[1]["result"]["content"][0]["text"] == "answer 10"
+
+
 class FlakyStore(MemoryEventStore):
     """An event store (user code) that fails for chosen requests: their priming event, or their messages."""
 
@@ -263,22 +280,43 @@ class FlakyStore(MemoryEventStore):
         return await super().store_event(stream_id, message)
 
 
-async def test_an_event_store_failing_on_the_priming_event_gets_the_sdks_json_rpc_500_and_nothing_runs(
+async def test_an_event_store_failing_on_the_priming_event_leaves_the_sse_answer_without_it_and_the_session_goes_on(
         caplog: pytest.LogCaptureFixture) -> None:
     store = FlakyStore()
     store.fail_priming.add("13")
     async with served(event_store=store) as port:
-        s, init_headers, _ = await session(port)
-        status, headers, body = await request(port, s, call(13))
-        assert status == 500 and headers["content-type"] == "application/json"
-        assert headers["mcp-session-id"] == init_headers["mcp-session-id"]
-        assert int(headers["content-length"]) == len(body)
-        assert json.loads(body) == {"jsonrpc": "2.0", "id": None,
-                                    "error": {"code": -32603, "message": "Error handling POST request"}}
-        assert "13" not in store.stored  # request 13 was never dispatched: nothing of it was ever sent
-        status, _, body = await request(port, s, call(14))  # the session goes on
-        assert status == 200 and b"answer 14" in body
+        s, _, _ = await session(port)
+        status, headers, body = await request(port, s, call(13, seconds=JSON_WINDOW * 3))  # an SSE answer
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        events = dechunked(body)
+        assert b"answer 13" in events and b"data: \r\n" not in events  # no priming event (empty data): the
+        assert len(event_ids(events)) == 1 and store.stored.count("13") == 1  # answer came, with its stored id
+        status, _, body = await request(port, s, call(15, seconds=JSON_WINDOW * 3))  # the session goes on
+        assert status == 200 and b"answer 15" in body and len(event_ids(dechunked(body))) == 2
     assert "priming event of request 13" in caplog.text
+
+
+async def test_calls_answered_as_json_store_no_events_so_a_small_store_still_resumes_an_sse_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: each JSON-answered call stored a priming and a response event whose ids no client ever saw; in a
+    bounded store they pushed out the events of resumable SSE streams."""
+    store = FlakyStore()
+    store.max_events = 8
+    async with served(event_store=store) as port:
+        s, _, _ = await session(port)
+        status, headers, body = await request(port, s, call(20, seconds=JSON_WINDOW * 3))  # an SSE answer
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        priming = event_ids(dechunked(body))[0]
+        held_before = store.event_count
+        monkeypatch.setattr(_answers, "JSON_WINDOW", 30.0)  # "at once" on any machine
+        for n in range(21, 41):
+            status, headers, body = await request(port, s, call(n))
+            assert status == 200 and headers["content-type"] == "application/json" and b"answer" in body
+        assert store.event_count == held_before
+        assert not {str(n) for n in range(21, 41)} & set(store.stored)
+        resume = [(k, "text/event-stream" if k == "accept" else v) for k, v in s if k != "content-type"]
+        status, _, replay = await request(port, [*resume, ("last-event-id", priming)], method="GET", timeout=3)
+        assert status == 200 and replay.count(b'"id":20,"result"') == 1 and b"answer 20" in replay
 
 
 async def test_an_event_store_failing_on_a_message_still_delivers_it_without_an_id_and_the_session_goes_on(

@@ -16,8 +16,12 @@ nothing else was sent for that request, and a JSON body keeps the connection ali
 answer before its end. That body is written by the task that sends the response (the session's handler), as it
 routes it: the answer leaves before that task's own ending, without waking the request's task first. Any other
 first message (a progress or log notification, the server's own request), a closed stream, or no message within
-the window starts the SSE answer as before: headers, the priming event (stored before the request was
-dispatched, so the stored order is the written order), then the events. An SSE answer ends when its client
+the window starts the SSE answer as before: headers, the priming event, then the events. Only an SSE answer
+stores events: a JSON answer's stream has no event id the client ever sees, so it can never be resumed, and its
+events would only push resumable streams' events out of a bounded store. The priming event is stored when the
+answer becomes SSE, by whichever task decides it (the router on a first message that is not the response, the
+request's task when the window ends or its stream is closed), before any message of that stream: the stored
+order is the written order. An SSE answer ends when its client
 leaves (a task watches for the disconnect); within the window no task watches (one per request was ~5% of a
 forwarded call): a client gone then is seen when the window ends, or its answer is written to nobody (the server
 drops it). Either way the request itself runs on, as with the SDK's transport.
@@ -25,8 +29,8 @@ drops it). Either way the request itself runs on, as with the SDK's transport.
 Messages of the session's loop go to a request's own stream while its POST is answered here; any other (a
 request whose stream was closed or broken, the standalone GET stream's) go to the SDK transport, which stores
 them and routes them to a resumed stream (``Last-Event-ID``) as before: one event store serves both. An event
-store is user code: one that raises on a priming event gets the SDK's answer (500, a JSON-RPC internal error, the
-request not dispatched); one that raises on a message leaves that message without an event id, nothing more.
+store is user code: one that raises on a priming event or on a message leaves the SSE answer without that event
+id (logged; a resumption from before it cannot replay what follows), nothing more.
 """
 
 from __future__ import annotations
@@ -161,13 +165,17 @@ class SessionAnswers:
                 await self._transport_write.send(session_message)
             return
         assert target is not None
-        event_id = None if self.event_store is None else await self._stored(target, message)
         if pending.json:  # the request's first message, within the window: its answer is decided here
             pending.json = False
-            if isinstance(message, _End):  # answered at once, nothing before: one JSON body, written from here
-                pending.answered = True
+            if isinstance(message, _End):  # answered at once, nothing before: one JSON body, written from here,
+                pending.answered = True  # and nothing stored (no id of this stream ever reaches the client)
                 await self._json_answer(pending, message)
                 return
+        event_id = None
+        if self.event_store is not None:  # an SSE answer: its priming event first, then this message
+            if pending.resumable:
+                await self._primed(pending, target)
+            event_id = await self._stored(target, message)
         try:
             await pending.inbox.send((message, event_id))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -253,12 +261,8 @@ class SessionAnswers:
         version = request.headers.get("mcp-protocol-version", mcp_types.DEFAULT_NEGOTIATED_VERSION)
         resumable = self.event_store is not None and is_version_at_least(version, _RESUMABLE_FROM)
         request_id = str(message.id)
-        priming = None
-        if resumable and (priming := await self._priming(request_id)) is None:
-            await self._server_error(send)  # the SDK's answer when its store fails: nothing is dispatched
-            return
         inbox, outbox = anyio.create_memory_object_stream[tuple[Any, str | None]](_BUFFER)
-        pending = self._streams[request_id] = _Pending(inbox, send)
+        pending = self._streams[request_id] = _Pending(inbox, send, resumable)
         close: Callable[[], Any] | None = None
         if resumable:
             async def close() -> None:
@@ -285,6 +289,7 @@ class SessionAnswers:
                     await outbox.receive()  # until written (its inbox is closed then)
                 return
             pending.json = False  # the window is over, or a message came first: an SSE answer
+            priming = await self._primed(pending, request_id) if resumable else None
             async with anyio.create_task_group() as tg:  # an SSE answer ends when its client leaves
                 tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
                 await anyio.lowlevel.checkpoint()  # the watcher first: a client gone in the window ends it here
@@ -305,23 +310,23 @@ class SessionAnswers:
             inbox.close()
             outbox.close()
 
-    async def _priming(self, request_id: str) -> str | None:
-        """The priming event's id, stored before the request is dispatched; None when the event store raised."""
+    async def _primed(self, pending: _Pending, request_id: str) -> str | None:
+        """The id of the SSE answer's priming event, stored by the first task to ask (no await between its check
+        and its claim), which the other waits for: stored before any message of the stream. None when the event
+        store raised (user code: logged; the answer goes out without it, not resumable from its start)."""
+        if pending.primed is not None:
+            await pending.primed.wait()
+            return pending.priming
+        pending.primed = anyio.Event()
         assert self.event_store is not None
         try:
-            return await self.event_store.store_event(request_id, None)
+            pending.priming = await self.event_store.store_event(request_id, None)
         except Exception:  # user code
-            log.exception("the event store failed to store the priming event of request %s", request_id)
-            return None
-
-    async def _server_error(self, send: Send) -> None:
-        """The SDK transport's answer to a POST it failed to handle: status 500, a JSON-RPC internal error."""
-        error = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(
-            code=mcp_types.INTERNAL_ERROR, message="Error handling POST request"))
-        data = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
-        headers = [*self.json_headers, (b"content-length", str(len(data)).encode())]
-        await send({"type": "http.response.start", "status": 500, "headers": headers})
-        await send({"type": "http.response.body", "body": data, "more_body": False})
+            log.exception("the event store failed to store the priming event of request %s: its SSE answer is "
+                          "sent without one", request_id)
+        finally:
+            pending.primed.set()
+        return pending.priming
 
     @staticmethod
     async def _first(outbox: MemoryObjectReceiveStream[tuple[Any, str | None]]) -> tuple[Any, str | None] | None:
@@ -358,11 +363,17 @@ class SessionAnswers:
 class _Pending:
     """A request POST being answered here: its messages' stream, its ASGI ``send``, what its answer is."""
 
-    __slots__ = ("answered", "inbox", "json", "send")
+    __slots__ = ("answered", "inbox", "json", "primed", "priming", "resumable", "send")
 
-    def __init__(self, inbox: MemoryObjectSendStream[tuple[Any, str | None]], send: Send) -> None:
+    def __init__(self, inbox: MemoryObjectSendStream[tuple[Any, str | None]], send: Send, resumable: bool) -> None:
         self.inbox = inbox
         self.send = send
+        self.resumable = resumable
+        """Its SSE answer begins with a priming event (an event store, and a protocol version that resumes)."""
+        self.primed: anyio.Event | None = None
+        """Set once its priming event is stored (created by the task that stores it); None before anyone asked."""
+        self.priming: str | None = None
+        """The priming event's id (None if the store raised)."""
         self.json = True
         """Nothing has been passed on for the request yet and its window is not over: if its response comes
         now, it is the JSON body."""
