@@ -24,8 +24,7 @@ It reports, each with where it was found:
   that is not the server's own tool), references to other servers, claims to replace other tools;
 * ``exfiltration``: URLs with data placeholders or at collection services, e-mail recipients, ``curl | sh``;
 * ``encoded``: long base64 / hex blobs that may carry a hidden payload, and instructions or requests hidden by
-  rot13, base64, hex, percent-encoding, reversal, letter-by-letter spelling or leetspeak (the readings and the
-  invisible-character and padding checks are in :mod:`._scan_hiding`);
+  rot13, base64, hex, percent-encoding, reversal, letter-by-letter spelling or leetspeak (:mod:`._scan_hiding`);
 * ``oversized``: a description or schema too large or too deeply nested to review (a denial of service);
 * ``name``: a name that breaks the MCP rule, with homoglyphs or hidden characters.
 
@@ -277,11 +276,7 @@ class _Checker:
         """Instructions hidden by rot13, in a base64 or hex blob, percent-encoded, reversed, spelled letter by
         letter or in leetspeak."""
         for label, decoded in readings(text, plain_instruction=_INSTRUCTION.search(text) is not None):
-            if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
-                self.add("encoded", where, f"{label} instruction ({_quote(m)!r})")
-                return
-            if (found := asks_for(decoded)) is not None:
-                self.add("encoded", where, f"{label} request: {found[1]}")
+            if self._hidden_in(where, label, decoded):
                 return
         rotated = codecs.encode(text, "rot13")
         if (len(text) >= 16 and rotated != text and _INSTRUCTION.search(text) is None
@@ -290,12 +285,18 @@ class _Checker:
         elif len(text) >= 16 and rotated != text and asks_for(text) is None and (found := asks_for(rotated)):
             self.add("encoded", where, f"a rot13-encoded request: {found[1]}")
         for decoded in base64_readings(text):
-            if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
-                self.add("encoded", where, f"a base64-encoded instruction ({_quote(m)!r})")
+            if self._hidden_in(where, "a base64-encoded", decoded):
                 return
-            if (found := asks_for(decoded)) is not None:
-                self.add("encoded", where, f"a base64-encoded request: {found[1]}")
-                return
+
+    def _hidden_in(self, where: str, label: str, decoded: str) -> bool:
+        """Adds what one reading of a text says that the text itself did not; True when it said something."""
+        if (m := _INSTRUCTION.search(decoded) or SECRET_PLACES.search(decoded)) is not None:
+            self.add("encoded", where, f"{label} instruction ({_quote(m)!r})")
+            return True
+        if (found := asks_for(decoded)) is not None:
+            self.add("encoded", where, f"{label} request: {found[1]}")
+            return True
+        return False
 
     def _references(self, where: str, text: str) -> None:
         for m in _TOOL_CALL.finditer(text):
