@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import threading
 
 import anyio
+import anyio.to_thread
 import pytest
-from test_transport_attacks import SSE_ANSWER, open_session, request, served
+from test_transport_attacks import open_session, request, served
 
 from toolrig import Policy, tool
-from toolrig.mcp import serve_async
 
 pytestmark = pytest.mark.anyio
 
@@ -18,22 +18,47 @@ def _texts(body: bytes) -> str:
     return body.decode("utf-8", "replace")
 
 
+BOUND = 30.0
+"""A failure guard only: how long a broken run may hang."""
+_started, _release = threading.Event(), threading.Event()
+
+
+@tool(permission="readonly")
+def held_echo(text: str) -> str:
+    """Echo a text once the test lets it go.
+
+    Args:
+        text: the text.
+    """
+    _started.set()
+    _release.wait(BOUND)
+    return text
+
+
 async def test_a_cancellation_sent_in_another_session_does_not_cancel_its_call() -> None:
-    async with served() as port:
+    _started.clear()
+    _release.clear()
+    async with served([held_echo]) as port:
         alice, bob = await open_session(port), await open_session(port)
         call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"text": "ALICE-DONE", "seconds": SSE_ANSWER * 2}}}
+                "params": {"name": "held_echo", "arguments": {"text": "ALICE-DONE"}}}
         answers: list[bytes] = []
 
         async def alice_calls() -> None:
-            answers.append((await request(port, alice, call))[2])
+            answers.append((await request(port, alice, call, timeout=BOUND))[2])
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(alice_calls)
-            await anyio.sleep(SSE_ANSWER / 2)
+            # alice's call is running: bob's cancellation names a live request id
+            assert await anyio.to_thread.run_sync(_started.wait, BOUND)
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
             status, _, _ = await request(port, bob, cancel)
             assert status == 202
+            # bob's session reads its messages in order: once a ping after the cancellation is answered, the
+            # cancellation has been handled, so alice's call can end only now
+            status, _, pong = await request(port, bob, {"jsonrpc": "2.0", "id": 8, "method": "ping"})
+            assert status == 200 and b'"result"' in pong
+            _release.set()
         assert "ALICE-DONE" in _texts(answers[0])
 
 
@@ -101,15 +126,8 @@ async def test_a_tool_allowed_tools_hides_is_never_named_to_a_client_that_guesse
     denied): suggestions and case repairs were drawn from every tool, not from those offered."""
     from test_transport_attacks import echo
 
-    ready: list[str] = []
     policy = Policy(allow=["*"], allowed_tools=["echo"])
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async([echo, hidden_tool], transport="http", port=0, on_ready=ready.append,
-                                          audit=False, policy=policy))
-        with anyio.fail_after(30):
-            while not ready:
-                await anyio.sleep(0.01)
-        port = int(urlsplit(ready[0]).port or 0)
+    async with served([echo, hidden_tool], policy=policy) as port:
         session = await open_session(port)
         _, _, listing = await request(port, session, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert b"hidden" not in listing.lower()
@@ -121,4 +139,3 @@ async def test_a_tool_allowed_tools_hides_is_never_named_to_a_client_that_guesse
         _, _, answer = await request(port, session, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                                                       "params": {"name": "hidden_tool", "arguments": {}}})
         assert b"HIDDEN-RAN" not in answer  # called by its exact name: denied, as documented
-        tg.cancel_scope.cancel()

@@ -90,6 +90,8 @@ async def progress_echo(text: str, ctx: Injected[CallContext]) -> str:
 
 HELD: dict[str, str] = {}
 """What became of each ``held`` call: "running", then "cancelled" (or "ended")."""
+HELD_DONE: dict[str, anyio.Event] = {}
+"""Set when a ``held`` call stops running (a test puts the event here before it makes the call)."""
 
 
 @tool(permission="readonly")
@@ -105,7 +107,11 @@ async def held(key: str) -> str:
     except anyio.get_cancelled_exc_class():
         HELD[key] = "cancelled"
         raise
-    HELD[key] = "ended"
+    else:
+        HELD[key] = "ended"
+    finally:
+        if key in HELD_DONE:
+            HELD_DONE[key].set()
     return key
 
 
@@ -356,6 +362,7 @@ async def test_a_client_that_hangs_up_mid_call_ends_its_answer_so_its_session_ex
     longer holds the session, which expires after its idle timeout and cancels the call. An answer that kept
     waiting for the call would hold the session, and the call, for the call's ten minutes."""
     key = f"hang up {when}"
+    done = HELD_DONE[key] = anyio.Event()
     async with served(idle_timeout=1.0) as port:
         s, _, _ = await session(port)
         data = json.dumps({"jsonrpc": "2.0", "id": 21, "method": "tools/call",
@@ -366,7 +373,7 @@ async def test_a_client_that_hangs_up_mid_call_ends_its_answer_so_its_session_ex
         got = await anyio.to_thread.run_sync(_hang_up, port, head, data, after)
         assert not after or b"text/event-stream" in got
         with anyio.fail_after(60):  # the idle timeout (1 s) after the client left, on any machine
-            while HELD.get(key) != "cancelled":
-                await anyio.sleep(0.05)
+            await done.wait()
+        assert HELD[key] == "cancelled"
         status, _, _ = await request(port, s, call(22))
         assert status == 404  # the session expired

@@ -46,15 +46,21 @@ def echo(text: str, seconds: float = 0.0) -> str:
 
 
 @asynccontextmanager
-async def served(**options: Any) -> AsyncIterator[int]:
-    """toolrig's HTTP server on a free loopback port, in this event loop; yields the port."""
+async def served(tools: list[Any] | None = None, **options: Any) -> AsyncIterator[int]:
+    """toolrig's HTTP server of ``tools`` (default: ``echo``) on a free loopback port, in this event loop; yields
+    the port once it listens."""
     ready: list[str] = []
+    up = anyio.Event()
+
+    def on_ready(url: str) -> None:
+        ready.append(url)
+        up.set()
+
     options.setdefault("audit", False)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve_async([echo], transport="http", port=0, on_ready=ready.append, **options))
+        tg.start_soon(lambda: serve_async(tools or [echo], transport="http", port=0, on_ready=on_ready, **options))
         with anyio.fail_after(30):
-            while not ready:
-                await anyio.sleep(0.01)
+            await up.wait()
         yield int(urlsplit(ready[0]).port or 0)
         tg.cancel_scope.cancel()
 
