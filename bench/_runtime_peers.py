@@ -359,7 +359,7 @@ async def toolrig_minimal(variant: str, workload: str = "trivial") -> Subject:
     runtime = Runtime([tool(tool_fn(variant, workload))], stages=minimal_stages(), audit=False)
     return Subject("toolrig.minimal", "toolrig Runtime.call, minimal pipeline", toolrig_prepare(workload),
                    _call(runtime), toolrig_value, close=runtime.aclose,
-                   note="runs inline, no thread" if variant == "def" else "",
+                   note="sync body hops to a worker thread" if variant == "def" else "",
                    extra={"runtime": runtime})
 
 

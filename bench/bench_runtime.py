@@ -370,7 +370,7 @@ def print_report(data: dict[str, Any]) -> None:
               f"the writer thread {audit['writer_cpu_us']:.1f} µs of CPU per row")
     stall = data["loop_stall_ms"]
     print(f"\nlongest event-loop stall while 8 def tools sleep 20 ms each: default pipeline {stall['default']:.1f} ms, "
-          f"minimal pipeline (inline) {stall['minimal']:.1f} ms")
+          f"minimal pipeline {stall['minimal']:.1f} ms")
     if data.get("stages"):
         print("\neach default stage alone, µs/call (async tool, clean call; outermost first):")
         print("  " + ", ".join(f"{k} {v:.1f}" for k, v in data["stages"].items()))
