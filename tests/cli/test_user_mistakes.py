@@ -1,0 +1,71 @@
+"""The mistakes a new user makes end with one clear line on stderr and exit 1: never a traceback, never a
+parser's multi-line dump. Each is run as the user runs it, in a real ``toolrig`` subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+WEATHER = REPO / "examples" / "weather_tools.py"
+
+# A line indented one space too little: the commonest YAML typo.
+BAD_INDENT = "line 3, column 2: expected <block end>, but found '<block mapping start>'"
+
+
+def toolrig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRIG_")}
+    env["TOOLRIG_MCP_STATE"] = str(cwd / "mcp.db")
+    return subprocess.run([sys.executable, "-m", "toolrig", *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env=env, stdin=subprocess.DEVNULL, check=False)
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("WARNING ")]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: "), done.stderr
+    assert "Traceback" not in done.stderr and "<unicode string>" not in done.stderr
+    return lines[0]
+
+
+def test_a_policy_file_with_a_yaml_typo(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("allow:\n  - read_file\n deny: [shell]\n", encoding="utf-8")
+    line = one_line_error(toolrig("policy", "explain", "read_file", "--config", str(policy), cwd=tmp_path))
+    assert line == f"error: {policy}: not valid YAML: {BAD_INDENT} (while parsing a block mapping that starts at " \
+                   "line 1, column 1)"
+
+
+def test_a_workflow_with_a_yaml_typo(tmp_path: Path) -> None:
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("name: brief\nsteps:\n - id: today\n   tool: get_weather\n  args: {}\n", encoding="utf-8")
+    line = one_line_error(toolrig("workflow", "check", str(flow), "--from", str(WEATHER), cwd=tmp_path))
+    assert line.startswith(f"error: {flow}: not valid YAML: line 5, column 3: "), line
+
+
+def test_a_command_bundle_with_a_yaml_typo_served_from_a_config(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "config.yaml").write_text("tools:\n  find_def:\n    docstring: Find a definition.\n"
+                                        "   command: [grep, -rn, x, .]\n", encoding="utf-8")
+    config = tmp_path / "toolrig.toml"
+    config.write_text(f'[builtins]\nroot = "."\nbundles = ["{bundle}"]\n', encoding="utf-8")
+    line = one_line_error(toolrig("serve", "--config", str(config), "--stdio", cwd=tmp_path))
+    assert f"{bundle / 'config.yaml'}: not valid YAML: line 4, column 4: expected <block end>" in line, line
+
+
+@pytest.mark.parametrize("how", ["--tools", "config"])
+def test_tools_that_do_not_exist_name_the_setting(tmp_path: Path, how: str) -> None:
+    if how == "--tools":
+        args = ["serve", "--stdio", "--tools", "my_tols.py"]
+    else:
+        (tmp_path / "toolrig.toml").write_text('[tools]\nmodules = ["my_tols.py"]\n', encoding="utf-8")
+        args = ["serve", "--stdio", "--config", "toolrig.toml"]
+    line = one_line_error(toolrig(*args, cwd=tmp_path))
+    assert line.startswith("error: cannot serve the tools of 'my_tols.py' (--tools or [tools] modules): "), line
+    assert "LoadError" not in line and "no such file or directory" in line
