@@ -69,3 +69,24 @@ def test_tools_that_do_not_exist_name_the_setting(tmp_path: Path, how: str) -> N
     line = one_line_error(toolrig(*args, cwd=tmp_path))
     assert line.startswith("error: cannot serve the tools of 'my_tols.py' (--tools or [tools] modules): "), line
     assert "LoadError" not in line and "no such file or directory" in line
+
+
+def test_forgetting_a_package_that_is_not_pinned_says_so(tmp_path: Path) -> None:
+    line = one_line_error(toolrig("package", "forget", "toolrig-wether", cwd=tmp_path))
+    assert line == "error: tool package 'toolrig-wether' is not pinned (pinned: none)"
+
+
+def test_verifying_a_package_installed_elsewhere_names_this_environment(tmp_path: Path) -> None:
+    line = one_line_error(toolrig("package", "verify", "toolrig-weather", cwd=tmp_path))
+    assert line == f"error: tool package 'toolrig-weather' is not installed in this Python environment ({sys.prefix})"
+
+
+def test_call_takes_from_as_describe_and_check_do(tmp_path: Path) -> None:
+    """`describe` and `check` accept `-f SOURCE`; a user who learnt that there is not told `No such option` by
+    `call`, and its help names its options as the docs do (SOURCE, JSON), not `<str>`."""
+    done = toolrig("call", "get_weather", "-f", str(WEATHER), "--args", '{"city": "Oslo"}', "--json", "--no-audit",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"ok": true' in done.stdout
+    shown = toolrig("call", "--help", cwd=tmp_path).stdout
+    assert "-f, --from SOURCE" in shown and "--args JSON" in shown and "--from <str>" not in shown, shown

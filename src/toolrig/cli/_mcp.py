@@ -181,7 +181,7 @@ def _json_formatter() -> Any:
 
 @mcp_app.command("list")
 def list_command(
-    target: Annotated[str, typer.Argument(help="The MCP server (command line or URL).")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="The MCP server (command line or URL).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the tools of an MCP server (names, permissions, what was refused and why)."""
@@ -222,8 +222,8 @@ def _run(fn: Any) -> Any:
 
 @mcp_app.command("call")
 def call_command(
-    target: Annotated[str, typer.Argument(help="The MCP server (command line or URL).")],
-    tool: Annotated[str, typer.Argument(help="The tool's name as the server gives it.")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="The MCP server (command line or URL).")],
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's name as the server gives it.")],
     args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object.")] = "{}",
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the call if the policy asks.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,

@@ -75,8 +75,8 @@ async def _scan_target(target: str) -> list[Scanned]:
 
 
 def scan_command(
-    target: Annotated[str, typer.Argument(help="An MCP server (command line or URL), or a gateway config "
-                                               "(.toml) or mcpServers file (.json).")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="An MCP server (command line or URL), or a gateway "
+                                               "config (.toml) or mcpServers file (.json).")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per tool, resource, template and prompt: "
                                                          "kind, server, tool, flagged, reasons.")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Start a config's unapproved stdio servers without asking.")]
