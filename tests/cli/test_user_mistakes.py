@@ -4,6 +4,7 @@ parser's multi-line dump. Each is run as the user runs it, in a real ``toolrig``
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,40 @@ def test_call_takes_from_as_describe_and_check_do(tmp_path: Path) -> None:
     assert '"ok": true' in done.stdout
     shown = toolrig("call", "--help", cwd=tmp_path).stdout
     assert "-f, --from SOURCE" in shown and "--args JSON" in shown and "--from <str>" not in shown, shown
+
+
+def test_an_audit_kind_with_a_typo_is_not_an_empty_table(tmp_path: Path) -> None:
+    done = toolrig("audit", "--db", str(tmp_path / "audit.db"), "--kind", "denyed", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: --kind 'denyed': not an outcome; choose one of: ok, not_found, ")
+    assert done.stderr.count("\n") == 1 and "denied" in done.stderr
+
+
+def test_a_postgres_audit_log_without_the_extra_names_it(tmp_path: Path) -> None:
+    """As on a machine without psycopg: the import finds nothing (sys.modules[name] = None is how Python marks a
+    module that cannot be imported)."""
+    script = ("import sys; sys.modules['psycopg'] = None\nfrom toolrig.cli import main\n"
+              "main(['audit', '--db', 'postgresql://reader@127.0.0.1:1/ops'])")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          check=False)
+    assert one_line_error(done) == ("error: a postgresql:// audit log needs psycopg: pip install 'toolrig[postgres]' "
+                                    "(or uv sync --extra postgres)")
+
+
+def test_a_postgres_server_that_is_down_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("psycopg")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    line = one_line_error(toolrig("audit", "--db", f"postgresql://reader@127.0.0.1:{port}/ops", cwd=tmp_path))
+    assert line.startswith(f"error: cannot read the audit log at postgresql://reader@127.0.0.1:{port}/ops"), line
+
+
+@pytest.mark.parametrize("command", [["approvals", "list"], ["approvals", "approve", "3f9a1c07d2"]])
+def test_an_approval_queue_that_is_down_is_named_without_its_password(tmp_path: Path, command: list[str]) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    line = one_line_error(toolrig(*command, "--queue", f"redis://:s3cret@127.0.0.1:{port}/0", cwd=tmp_path))
+    assert line.startswith(f"error: cannot reach the approval queue at redis://127.0.0.1:{port}/0: "), line
+    assert "s3cret" not in line
