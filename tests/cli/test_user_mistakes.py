@@ -128,3 +128,24 @@ def test_an_approval_queue_that_is_down_is_named_without_its_password(tmp_path: 
     line = one_line_error(toolrig(*command, "--queue", f"redis://:s3cret@127.0.0.1:{port}/0", cwd=tmp_path))
     assert line.startswith(f"error: cannot reach the approval queue at redis://127.0.0.1:{port}/0: "), line
     assert "s3cret" not in line
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", [["mcp", "list"], ["mcp", "call", "URL", "get_weather"], ["scan"],
+                                     ["search", "weather", "--mcp"]])
+def test_an_mcp_server_that_is_down_is_one_line_with_the_cause(tmp_path: Path, command: list[str]) -> None:
+    """Not three warnings and then 'MCPError: Connection closed': the one line says the connection was refused."""
+    url = f"http://127.0.0.1:{closed_port()}/mcp"
+    argv = [url if a == "URL" else a for a in command] + ([] if "URL" in command else [url])
+    line = one_line_error(toolrig(*argv, cwd=tmp_path))
+    assert "ConnectError: cannot connect to 127.0.0.1:" in line and "Connection closed" not in line, line
+
+
+def test_scanning_a_config_that_does_not_exist(tmp_path: Path) -> None:
+    line = one_line_error(toolrig("scan", "toolrig.tolm.toml", cwd=tmp_path))
+    assert line == "error: no such config file: toolrig.tolm.toml"

@@ -17,7 +17,7 @@ import anyio
 import typer
 
 from toolrig.cli._common import ask_launch as _ask_launch
-from toolrig.cli._common import fail, print_json, stdout
+from toolrig.cli._common import fail, print_json, quiet_connection_warnings, stdout
 
 __all__ = ["register"]
 
@@ -215,7 +215,8 @@ def _run(fn: Any) -> Any:
     from toolrig.mcp import MCPConfigError, MCPUnavailableError
 
     try:
-        return anyio.run(fn)
+        with quiet_connection_warnings():
+            return anyio.run(fn)
     except (MCPUnavailableError, MCPConfigError) as exc:
         fail(str(exc))
 
