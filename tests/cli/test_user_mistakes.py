@@ -4,9 +4,11 @@ parser's multi-line dump. Each is run as the user runs it, in a real ``toolrig``
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,33 @@ def test_an_mcp_server_that_is_down_is_one_line_with_the_cause(tmp_path: Path, c
 def test_scanning_a_config_that_does_not_exist(tmp_path: Path) -> None:
     line = one_line_error(toolrig("scan", "toolrig.tolm.toml", cwd=tmp_path))
     assert line == "error: no such config file: toolrig.tolm.toml"
+
+
+@pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
+@pytest.mark.parametrize("transport", ["--http", "--stdio"])
+def test_serve_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: int, said: str, transport: str) -> None:
+    """Stopped by SIGTERM or Ctrl-C, `toolrig serve` ends with one line saying so (no traceback) and 143 / 130."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRIG_")}
+    env["TOOLRIG_MCP_STATE"] = str(tmp_path / "mcp.db")
+    argv = [sys.executable, "-m", "toolrig", "serve", "--root", str(tmp_path)]
+    argv += ["--http", "127.0.0.1:0"] if transport == "--http" else ["--stdio"]
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=err)
+        try:
+            for _ in range(1200):  # the startup report is printed once it serves (at most 120 s)
+                if "Inspect it with" in log.read_text(encoding="utf-8", errors="replace") or proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+            proc.send_signal(how)
+            assert proc.wait(timeout=60) == code, log.read_text()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+            assert proc.stdin is not None
+            proc.stdin.close()
+    text = log.read_text(encoding="utf-8")
+    assert text.splitlines()[-1] == f"toolrig serve: stopped ({said})", text
+    assert "Traceback" not in text

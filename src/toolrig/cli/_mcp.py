@@ -68,7 +68,8 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     audit log in a browser), on the same runtime, approval queue and audit log; its URL is printed.
 
     SIGTERM or Ctrl-C drain it: new calls are refused, calls in flight get the grace period to finish (the
-    rest end with an error their clients receive), the audit log is flushed; then it exits with 143 / 130.
+    rest end with an error their clients receive), the audit log is flushed; then it says how it stopped and
+    exits with 143 / 130.
     """
     from toolrig.cli._serving import listen_error, listen_from, rebuild_options, with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
@@ -110,6 +111,9 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         fail(listen_error(listen, exc))
     if stopped_by is None:
         return
+    how = "Ctrl-C" if stopped_by == signal.SIGINT else signal.Signals(stopped_by).name
+    print(json.dumps({"event": "stopped", "signal": signal.Signals(stopped_by).name}) if as_json
+          else f"toolrig serve: stopped ({how})", file=sys.stderr, flush=True)
     if transport == "stdio":  # the stdin reader thread cannot be interrupted: end now (everything is closed)
         import logging
         import os
