@@ -181,3 +181,9 @@ def test_serve_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: in
     text = log.read_text(encoding="utf-8")
     assert text.splitlines()[-1] == f"toolrig serve: stopped ({said})", text
     assert "Traceback" not in text
+
+
+def test_a_root_that_is_a_file_is_not_called_missing(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
+    line = one_line_error(toolrig("serve", "--stdio", "--root", "notes.txt", cwd=tmp_path))
+    assert line == "error: --root 'notes.txt': a file, not a folder; give the folder the file tools may work in"
