@@ -187,3 +187,29 @@ def test_a_root_that_is_a_file_is_not_called_missing(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
     line = one_line_error(toolrig("serve", "--stdio", "--root", "notes.txt", cwd=tmp_path))
     assert line == "error: --root 'notes.txt': a file, not a folder; give the folder the file tools may work in"
+
+
+@pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
+def test_the_console_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: int, said: str) -> None:
+    pytest.importorskip("starlette")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRIG_")}
+    env["TOOLRIG_MCP_STATE"] = str(tmp_path / "mcp.db")
+    log = tmp_path / "console.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "toolrig", "console", "--root", str(tmp_path)], cwd=tmp_path,
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            for _ in range(1200):  # the URL is printed once it listens (at most 120 s)
+                shown = log.read_text(encoding="utf-8", errors="replace")
+                if "this run's password" in shown or proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+            proc.send_signal(how)
+            assert proc.wait(timeout=60) == code, log.read_text()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    text = log.read_text(encoding="utf-8")
+    assert text.splitlines()[-1] == f"toolrig console: stopped ({said})", text
+    assert "Traceback" not in text
