@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,6 +54,22 @@ def _as_user() -> tuple[list[str], int | None, int | None]:
     return prefix, entry.pw_uid, entry.pw_gid
 
 
+def _wait_until_it_accepts(url: str, proc: subprocess.Popen[bytes]) -> None:
+    """An open port is not a ready server: until its startup ends, it answers 'the database system is starting
+    up'. Connect until it accepts (at most 600 tries, 0.1 s apart)."""
+    import psycopg
+
+    for _ in range(600):
+        try:
+            psycopg.connect(url, connect_timeout=10).close()
+            return
+        except psycopg.OperationalError as exc:
+            if proc.poll() is not None or "starting up" not in str(exc):
+                raise
+            time.sleep(0.1)
+    raise TimeoutError(f"PostgreSQL at {url} still starting up after 600 tries")
+
+
 @contextmanager
 def postgres_server(workdir: Path) -> Iterator[str]:
     """Yield the URL of a fresh PostgreSQL server (database ``postgres``, user ``toolrig``, trust auth).
@@ -75,7 +92,9 @@ def postgres_server(workdir: Path) -> Iterator[str]:
                             stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_port(port, proc, timeout=60)
-        yield f"postgresql://toolrig@127.0.0.1:{port}/postgres"
+        url = f"postgresql://toolrig@127.0.0.1:{port}/postgres"
+        _wait_until_it_accepts(url, proc)
+        yield url
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)  # fast shutdown

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from toolrig.audit._pgread import is_postgres_url, query_table, shown_url, split_url
+from toolrig.audit._pgread import is_postgres_url, need_psycopg, query_table, shown_url, split_url
 from toolrig.audit._postgres import PostgresSink
 from toolrig.audit._record import AuditRecord
 from toolrig.audit._sinks import AUDIT_ENV, configured_audit_path, default_audit_path
@@ -94,6 +94,7 @@ class AuditLog:
                                    "run_id": run_id, "until": until, "text": text, "offset": offset,
                                    "summary": summary}
         if self.url is not None:
+            need_psycopg()
             import psycopg
 
             with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:

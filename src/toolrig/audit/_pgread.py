@@ -8,6 +8,7 @@ columns counts and latencies need. Reading runs no DDL: a role that may only ``S
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -16,7 +17,7 @@ from toolrig.audit._record import AuditRecord
 from toolrig.audit._sqlite import Since, _since_epoch
 from toolrig.errors import ConfigError
 
-__all__ = ["COLUMNS", "is_postgres_url", "query_table", "record", "shown_url", "split_url"]
+__all__ = ["COLUMNS", "is_postgres_url", "need_psycopg", "query_table", "record", "shown_url", "split_url"]
 
 COLUMNS = ("id", "call_id", "time", "user_name", "agent", "session", "tool", "version", "arguments", "decision",
            "status", "ok", "kind", "error", "duration_ms", "attempts", "repairs", "meta", "run_id", "step_id")
@@ -102,3 +103,14 @@ def record(row: Sequence[Any]) -> AuditRecord:
                        version=version, arguments=arguments, decision=decision, status=status, ok=ok, kind=kind,
                        error=error, duration_ms=duration_ms, attempts=attempts, repairs=tuple(repairs or ()),
                        meta=meta or {}, run_id=run_id, step_id=step_id)
+
+
+def need_psycopg() -> None:
+    """Raise unless psycopg (the ``postgres`` extra) can be imported.
+
+    Raises:
+        ConfigError: it cannot, with the command that installs it (not a bare ``No module named 'psycopg'``).
+    """
+    if importlib.util.find_spec("psycopg") is None:
+        raise ConfigError("a postgresql:// audit log needs psycopg: pip install 'toolrig[postgres]' "
+                          "(or uv sync --extra postgres)")

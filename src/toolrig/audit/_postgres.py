@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolrig.audit._pgread import COLUMNS as _COLUMNS
-from toolrig.audit._pgread import query_table, shown_url, split_url
+from toolrig.audit._pgread import need_psycopg, query_table, shown_url, split_url
 from toolrig.audit._record import AuditRecord
 from toolrig.audit._sqlite import Since
 from toolrig.errors import ConfigError
@@ -69,6 +69,7 @@ class PostgresSink:
     """
 
     def __init__(self, url: str) -> None:
+        need_psycopg()
         self.url, self.table = split_url(url)
         self._conn: Any = None
         self._lock = threading.Lock()

@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from toolrig import BaseTool, DefinitionError, Permission, schema_tool
+from toolrig._yaml_text import yaml_problem
 from toolrig.builtins._command import CommandRunner, templates
 
 __all__ = ["load_bundle", "read_bundle"]
@@ -204,7 +205,7 @@ def read_bundle(path: str | Path, *, root: str | Path = ".", allow_unsandboxed: 
     except (OSError, UnicodeDecodeError) as exc:
         raise DefinitionError(f"cannot read the bundle {str(file)!r}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise DefinitionError(f"{file}: not valid YAML: {exc}") from None
+        raise DefinitionError(f"{file}: not valid YAML: {yaml_problem(exc)}") from None
     except RecursionError:
         raise DefinitionError(f"{file}: nested too deeply") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("tools"), Mapping) or not data["tools"]:

@@ -18,8 +18,10 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from toolrig import ErrorKind
 from toolrig.audit import AuditLog, AuditRecord
 from toolrig.cli._common import fail, stdout
+from toolrig.errors import ConfigError
 from toolrig.fencing import sanitize
 
 __all__ = ["audit_command", "parse_since", "register"]
@@ -132,13 +134,18 @@ def audit_command(
         since_value = None if since is None else parse_since(since)
     except ValueError as exc:
         fail(str(exc), code=2)
+    kinds = ["ok", *(k.value for k in ErrorKind)]
+    if kind is not None and kind not in kinds:  # a typo would show an empty table, as if nothing had failed
+        fail(f"--kind {kind!r}: not an outcome; choose one of: {', '.join(kinds)}", code=2)
     try:
         records = audit_log.query(tool=tool, user=user, kind=kind, agent=agent, session=session,
                                   since=since_value, limit=limit, run_id=run)
     except FileNotFoundError:
         fail(f"no audit log at {shown} (calls are recorded there once a Runtime with audit on has run)")
+    except ConfigError as exc:  # e.g. a postgresql:// log without the postgres extra
+        fail(str(exc))
     except Exception as exc:  # a locked, corrupt or foreign database; a server that cannot be reached
-        fail(f"cannot read the audit log at {shown}: {type(exc).__name__}: {exc}")
+        fail(f"cannot read the audit log at {shown}: {type(exc).__name__}: {' '.join(str(exc).split())}")
     if as_json:  # ASCII-only JSON: no control or bidi character reaches the terminal raw
         typer.echo(json.dumps([r.to_dict() for r in records], indent=2, ensure_ascii=True, default=str))
         return

@@ -67,16 +67,18 @@ def _panel(outcome: Any) -> Panel:
 
 
 def call_command(  # noqa: PLR0917 - typer maps each parameter to an option
-    name: Annotated[str, typer.Argument(help="Tool name (name or name@version).")],
-    source: Annotated[str, typer.Option("--from", help="File, directory, module or module:attribute.")],
-    args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object (repaired as a model's would be).")]
-    = "{}",
-    user: Annotated[str | None, typer.Option("--user", help="User on whose behalf the call runs.")] = None,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Tool name (name or name@version).")],
+    source: Annotated[str, typer.Option(
+        "--from", "-f", metavar="SOURCE", help="File, directory, module or module:attribute.")],
+    args: Annotated[str, typer.Option(
+        "--args", metavar="JSON", help="Arguments as a JSON object (repaired as a model's would be).")] = "{}",
+    user: Annotated[str | None, typer.Option(
+        "--user", metavar="USER", help="User on whose behalf the call runs.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve calls that need approval.")] = False,
-    audit: Annotated[Path | None, typer.Option("--audit", help="Audit database (default: the user data dir).")]
-    = None,
+    audit: Annotated[Path | None, typer.Option(
+        "--audit", metavar="PATH", help="Audit database (default: the user data dir).")] = None,
     no_audit: Annotated[bool, typer.Option("--no-audit", help="Do not write an audit row.")] = False,
-    state: Annotated[str, typer.Option("--state", help="'memory' or a redis:// URL.")] = "memory",
+    state: Annotated[str, typer.Option("--state", metavar="STATE", help="'memory' or a redis:// URL.")] = "memory",
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run NAME from SOURCE through the full pipeline and print the outcome."""

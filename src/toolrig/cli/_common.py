@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
@@ -16,8 +18,8 @@ from toolrig._define import BaseTool
 from toolrig._shown import shown_name
 from toolrig._spec import parse_version
 
-__all__ = ["ask_launch", "fail", "find_tool", "first_line", "load_tools", "print_json", "stderr", "stdout",
-           "unknown_tool_message"]
+__all__ = ["ask_launch", "fail", "find_tool", "first_line", "load_tools", "print_json", "quiet_connection_warnings",
+           "stderr", "stdout", "unknown_tool_message"]
 
 
 PIPE_WIDTH = 120
@@ -124,3 +126,22 @@ def ask_launch(yes: bool) -> Any:
         return typer.confirm(f"Start MCP server {name!r}?\n  {shown}\n", default=False, err=True)
 
     return ask
+
+
+class _NoWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno != logging.WARNING
+
+
+@contextmanager
+def quiet_connection_warnings() -> Iterator[None]:
+    """For a one-shot command on one MCP server (``mcp list``, ``mcp call``, ``scan``, ``search --mcp``): the
+    connection's own warnings (``initialize failed``, ``lost the session``, ``unavailable``) are left out, since
+    the command's one ``error:`` line says the same, with the cause. Errors, and the server's own log messages
+    (``toolrig.mcp.server.NAME``), still show."""
+    logger, quiet = logging.getLogger("toolrig.mcp"), _NoWarnings()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)

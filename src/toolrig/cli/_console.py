@@ -101,11 +101,14 @@ def console_command(  # noqa: PLR0917 - typer maps each parameter to an option
     except MCPConfigError as exc:
         fail(str(exc))
 
+    stopped_by: list[int] = []
+
     async def main() -> None:
         async with gateway.toolset, gateway.runtime, anyio.create_task_group() as group:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 group.start_soon(run_console_beside, gateway, listen, open_browser)
-                async for _ in signals:
+                async for signum in signals:
+                    stopped_by.append(int(signum))
                     group.cancel_scope.cancel()
                     break
 
@@ -114,7 +117,11 @@ def console_command(  # noqa: PLR0917 - typer maps each parameter to an option
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     except KeyboardInterrupt:
-        pass
+        stopped_by.append(int(signal.SIGINT))
+    if stopped_by:  # as serve: one line saying how, and 130 / 143 (a stop by a signal is not a success)
+        how = "Ctrl-C" if stopped_by[0] == signal.SIGINT else signal.Signals(stopped_by[0]).name
+        print(f"toolrig console: stopped ({how})", file=sys.stderr, flush=True)
+        raise typer.Exit(128 + stopped_by[0])
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,7 @@ import anyio
 import typer
 
 from toolrig.cli._common import ask_launch as _ask_launch
-from toolrig.cli._common import fail, print_json, stdout
+from toolrig.cli._common import fail, print_json, quiet_connection_warnings, stdout
 
 __all__ = ["register"]
 
@@ -68,7 +68,8 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
     audit log in a browser), on the same runtime, approval queue and audit log; its URL is printed.
 
     SIGTERM or Ctrl-C drain it: new calls are refused, calls in flight get the grace period to finish (the
-    rest end with an error their clients receive), the audit log is flushed; then it exits with 143 / 130.
+    rest end with an error their clients receive), the audit log is flushed; then it says how it stopped and
+    exits with 143 / 130.
     """
     from toolrig.cli._serving import listen_error, listen_from, rebuild_options, with_options
     from toolrig.mcp import Gateway, MCPConfigError, load_gateway_config, startup_report, startup_text
@@ -110,6 +111,9 @@ def serve_command(  # noqa: PLR0917 - typer maps each parameter to an option
         fail(listen_error(listen, exc))
     if stopped_by is None:
         return
+    how = "Ctrl-C" if stopped_by == signal.SIGINT else signal.Signals(stopped_by).name
+    print(json.dumps({"event": "stopped", "signal": signal.Signals(stopped_by).name}) if as_json
+          else f"toolrig serve: stopped ({how})", file=sys.stderr, flush=True)
     if transport == "stdio":  # the stdin reader thread cannot be interrupted: end now (everything is closed)
         import logging
         import os
@@ -181,7 +185,7 @@ def _json_formatter() -> Any:
 
 @mcp_app.command("list")
 def list_command(
-    target: Annotated[str, typer.Argument(help="The MCP server (command line or URL).")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="The MCP server (command line or URL).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the tools of an MCP server (names, permissions, what was refused and why)."""
@@ -215,15 +219,16 @@ def _run(fn: Any) -> Any:
     from toolrig.mcp import MCPConfigError, MCPUnavailableError
 
     try:
-        return anyio.run(fn)
+        with quiet_connection_warnings():
+            return anyio.run(fn)
     except (MCPUnavailableError, MCPConfigError) as exc:
         fail(str(exc))
 
 
 @mcp_app.command("call")
 def call_command(
-    target: Annotated[str, typer.Argument(help="The MCP server (command line or URL).")],
-    tool: Annotated[str, typer.Argument(help="The tool's name as the server gives it.")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="The MCP server (command line or URL).")],
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's name as the server gives it.")],
     args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object.")] = "{}",
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the call if the policy asks.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,

@@ -151,8 +151,12 @@ def forget_command(name: Annotated[str, typer.Argument(help="The tool package.")
 
     from toolrig.mcp import open_pins
 
-    open_pins().forget_package(canonicalize_name(name))
-    typer.echo(f"forgot {canonicalize_name(name)}")
+    pins, wanted = open_pins(), canonicalize_name(name)
+    if pins.package_pin(wanted) is None:  # saying "forgot" would hide a typo in the name
+        pinned = ", ".join(sorted(str(r["name"]) for r in pins.package_pins())) or "none"
+        fail(f"tool package {wanted!r} is not pinned (pinned: {pinned})")
+    pins.forget_package(wanted)
+    typer.echo(f"forgot {wanted}")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from toolrig.cli._common import fail, print_json
+from toolrig.cli._common import fail, print_json, quiet_connection_warnings
 
 __all__ = ["register"]
 
@@ -75,8 +75,8 @@ async def _scan_target(target: str) -> list[Scanned]:
 
 
 def scan_command(
-    target: Annotated[str, typer.Argument(help="An MCP server (command line or URL), or a gateway config "
-                                               "(.toml) or mcpServers file (.json).")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="An MCP server (command line or URL), or a gateway "
+                                               "config (.toml) or mcpServers file (.json).")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per tool, resource, template and prompt: "
                                                          "kind, server, tool, flagged, reasons.")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Start a config's unapproved stdio servers without asking.")]
@@ -86,11 +86,15 @@ def scan_command(
     from toolrig.mcp import MCPConfigError, MCPUnavailableError
 
     path = Path(target)
+    config = path.suffix in (".toml", ".json") and " " not in target
+    if config and not path.is_file():  # a typo in a config's name, not a server command to start
+        fail(f"no such config file: {target}")
     try:
-        if path.suffix in (".toml", ".json") and path.is_file():
+        if config:
             reports = anyio.run(_scan_config, path, yes)
         else:
-            reports = anyio.run(_scan_target, target)
+            with quiet_connection_warnings():
+                reports = anyio.run(_scan_target, target)
     except (MCPConfigError, MCPUnavailableError) as exc:
         fail(str(exc))
     if as_json:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import typer
@@ -87,11 +88,30 @@ async def _with_queue(location: str | None, action: str, request_id: str, by: st
         await queue.aclose()
 
 
+def _shown_queue(location: str | None) -> str:
+    """Where the queue is, for an error message: a URL without its password."""
+    if location is None:
+        return "the default queue (TOOLRIG_APPROVALS, else the user data folder)"
+    parts = urlsplit(location)
+    if parts.password is None:
+        return location
+    netloc = (f"{parts.username}@" if parts.username else "") + (parts.hostname or "") + (
+        f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _unreachable(location: str | None, exc: Exception) -> NoReturn:
+    fail(f"cannot reach the approval queue at {_shown_queue(location)}: {type(exc).__name__}: "
+         f"{' '.join(str(exc).split())}")
+
+
 def _decide(location: str | None, action: str, request_id: str, by: str | None, remember: bool = False) -> None:
     try:
         done, request = anyio.run(_with_queue, location, action, request_id, by, remember)
     except (ValueError, TypeError) as exc:  # remember: a request without a session, a store that cannot
         fail(f"cannot {action} {request_id}: {exc}")
+    except Exception as exc:  # a Redis server that is down, a folder that cannot be written
+        _unreachable(location, exc)
     if not done:
         state = "no such request" if request is None else f"it is {request.status}"
         fail(f"cannot {action} {request_id}: {state}")
@@ -132,7 +152,10 @@ def list_command(queue: QueueOpt = None,
     from toolrig.policy import visible
     from toolrig.policy.approvals import render_value
 
-    requests = anyio.run(_list, queue, everything)
+    try:
+        requests = anyio.run(_list, queue, everything)
+    except Exception as exc:  # a Redis server that is down, a folder that cannot be read
+        _unreachable(queue, exc)
     if as_json:
         print_json([r.to_dict() for r in requests])
         return

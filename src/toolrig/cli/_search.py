@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from toolrig.cli._common import fail, first_line, load_tools, print_json, stdout
+from toolrig.cli._common import fail, first_line, load_tools, print_json, quiet_connection_warnings, stdout
 
 __all__ = ["register", "search_command"]
 
@@ -56,7 +56,8 @@ def _mcp_tools(targets: list[str]) -> list[Any]:
     tools: list[Any] = []
     for target in targets:
         try:
-            tools.extend(anyio.run(read, target))
+            with quiet_connection_warnings():
+                tools.extend(anyio.run(read, target))
         except (MCPUnavailableError, MCPConfigError) as exc:
             fail(f"cannot list the tools of {target}: {exc}")
     return tools

@@ -80,7 +80,8 @@ def root_folder(root: Path) -> str:
     """``--root FOLDER`` as an absolute path; fails when it is not an existing folder."""
     path = root.expanduser()
     if not path.is_dir():
-        fail(f"--root {str(root)!r}: no such folder; give the folder the file tools may work in")
+        what = "a file, not a folder" if path.exists() else "no such folder"
+        fail(f"--root {str(root)!r}: {what}; give the folder the file tools may work in")
     return str(path.resolve())
 
 

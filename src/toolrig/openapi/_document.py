@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from toolrig._yaml_text import yaml_problem
 from toolrig.errors import DefinitionError
 
 __all__ = ["Document", "aload_document", "load_document"]
@@ -82,7 +83,7 @@ def _parse(raw: str, where: str) -> Any:
     try:
         return _bounded(yaml.safe_load(raw), where)
     except yaml.YAMLError as exc:
-        raise DefinitionError(f"{where} is neither JSON nor YAML: {exc}") from exc
+        raise DefinitionError(f"{where} is neither JSON nor YAML: {yaml_problem(exc)}") from exc
     except RecursionError:
         raise DefinitionError(f"{where} is nested too deeply") from None
 

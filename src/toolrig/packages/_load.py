@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import importlib.metadata as md
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +34,8 @@ def _distribution(name: str, path: Sequence[str] | None) -> md.Distribution:
     candidates = md.distributions(path=list(path)) if path is not None else md.distributions()
     found: list[md.Distribution] = [d for d in candidates if canonicalize_name(d.metadata["Name"] or "") == wanted]
     if not found:
-        raise LoadError(f"tool package {name!r} is not installed", source=name)
+        where = f"in this Python environment ({sys.prefix})" if path is None else f"on the path {list(path)}"
+        raise LoadError(f"tool package {name!r} is not installed {where}", source=name)
     return found[0]
 
 

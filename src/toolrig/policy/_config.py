@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from toolrig._yaml_text import yaml_problem
 from toolrig.policy._policy import ENV, Policy
 from toolrig.policy._rules import PolicyConfigError
 from toolrig.toolsets import Toolset
@@ -56,8 +57,10 @@ def load_policy(path: str | Path, *, tools: Toolset | Iterable[Any] | None = Non
     """
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except OSError as exc:
         raise PolicyConfigError(f"cannot read policy config {path}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise PolicyConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     data = data or {}
     if tools is None and isinstance(data, Mapping) and data.get("tools") is not None:
         tools = _load_tools(data["tools"], Path(path).parent)

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from toolrig._yaml_text import yaml_problem
 from toolrig.errors import ConfigError
 
 __all__ = ["FORMAT_VERSION", "append_interaction", "read_cassette", "write_cassette"]
@@ -77,7 +78,9 @@ def read_cassette(path: Path) -> list[dict[str, Any]]:
         else:
             header = json.loads(text) if _is_json(path) else yaml.safe_load(text)
             items = header.get("interactions") if isinstance(header, Mapping) else None
-    except (ValueError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"the cassette {path} cannot be parsed: {yaml_problem(exc)}") from None
+    except ValueError as exc:
         raise ConfigError(f"the cassette {path} cannot be parsed: {exc}") from None
     _checked(header, path)
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):

@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from toolrig._yaml_text import yaml_problem
 from toolrig.errors import DefinitionError
 from toolrig.workflows._model import (
     BranchStep,
@@ -86,7 +87,9 @@ def parse_document(text: str, source: str) -> dict[str, Any]:
         raise DefinitionError(f"{source}: a workflow of more than {MAX_FILE_BYTES:,} bytes")
     try:
         data = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, Loader=_PlainLoader)
-    except (ValueError, yaml.YAMLError, RecursionError) as exc:
+    except yaml.YAMLError as exc:
+        raise DefinitionError(f"{source}: not valid YAML: {yaml_problem(exc)}") from None
+    except (ValueError, RecursionError) as exc:
         raise DefinitionError(f"{source}: not valid YAML or JSON: {' '.join(str(exc).split())}") from None
     if not isinstance(data, Mapping):
         raise DefinitionError(f"{source}: a workflow is a mapping with name, inputs and steps")

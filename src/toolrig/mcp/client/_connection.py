@@ -354,10 +354,26 @@ class Connection:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
+    cause = _transport_cause(exc)
+    if cause is not None:  # the SDK's "Connection closed" hides why: the transport broke on this
+        return _describe(cause)
     if isinstance(exc, TimeoutError):
         return "timed out"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _transport_cause(exc: BaseException) -> BaseException | None:
+    """What broke the transport (a refused connection, an HTTP error), when ``exc`` only says the session's
+    streams closed: the transports raise ``BrokenResourceError`` from it."""
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(8):  # a short chain: the session's error, the broken stream, its cause
+        if seen is None:
+            return None
+        if isinstance(seen, anyio.BrokenResourceError) and seen.__cause__ is not None:
+            return seen.__cause__
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _version() -> str:

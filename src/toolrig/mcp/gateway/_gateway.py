@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolrig import Policy, ToolCall, ToolOutcome, current_context
-from toolrig.errors import MCPConfigError
+from toolrig.errors import LoadError, MCPConfigError
 from toolrig.mcp.client import ForwardGate, MCPServers, from_config, gate_from_config, server_namespaces
 from toolrig.mcp.gateway._config import GatewayConfig
 from toolrig.mcp.gateway._launch import LaunchAsker, LaunchPlan, SandboxState, launch_targets, plan_launch
@@ -226,7 +226,11 @@ class Gateway:
             raise MCPConfigError("[tools] modules must be a list of files, directories or module names")
         for module in modules:
             source = self.config.path(module)
-            out.append(FunctionToolset(load_source(str(source) if source.exists() else module)))
+            try:
+                out.append(FunctionToolset(load_source(str(source) if source.exists() else module)))
+            except LoadError as exc:  # a typo in a path or module name: the setting is named, no traceback
+                where = "--tools or [tools] modules"
+                raise MCPConfigError(f"cannot serve the tools of {module!r} ({where}): {exc}") from exc
         builtins = builtin_tools(self.config.builtins, self.config, self.root)
         if builtins is not None:
             out.append(builtins)
