@@ -34,7 +34,7 @@ from toolrig.mcp.client._listing import Unreadable, unreadable_of
 from toolrig.mcp.client._transports import message_limit, open_transport
 from toolrig.mcp.shared import ServerHealth, Target, is_too_large
 
-__all__ = ["DEFAULT_RECONNECT", "Connection", "ToolsListener", "UnreadableListing"]
+__all__ = ["DEFAULT_RECONNECT", "Connection", "ToolsListener"]
 
 log = logging.getLogger("toolrig.mcp")
 
@@ -49,10 +49,6 @@ _REFRESH_SETTLE = 0.1
 
 ToolsListener = Callable[[list[mcp_types.Tool], list[Unreadable]], Awaitable[None]]
 """Called with the tools of every (re)listing, and the entries of it that could not be read."""
-
-
-class UnreadableListing(MCPUnavailableError):
-    """Every tool entry the server lists is unreadable: the server is as unavailable as when its listing is."""
 
 
 class Connection:
@@ -269,7 +265,7 @@ class Connection:
             await self._list_tools(client)
         except (MCPError, OSError, TimeoutError) as exc:
             log.warning("could not refresh the tools of MCP server %s: %s", self.name, _describe(exc))
-        except Exception as exc:  # an unreadable listing (pydantic's ValidationError, UnreadableListing) and the rest
+        except Exception as exc:  # an unreadable listing (pydantic's ValidationError, every entry unreadable), the rest
             self.mark_lost(f"its tool listing could not be read: {_describe(exc)}")
 
     async def _list_tools(self, client: Client) -> None:
@@ -288,8 +284,8 @@ class Connection:
             if unreadable and not tools:
                 first = unreadable[0]
                 more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
-                raise UnreadableListing(f"every tool MCP server {self.name} lists is unreadable: {first.shown}: "
-                                        f"{first.reason}{more}")
+                raise MCPUnavailableError(f"every tool MCP server {self.name} lists is unreadable: {first.shown}: "
+                                          f"{first.reason}{more}")
             if self._on_tools is not None:
                 await self._on_tools(tools, unreadable)
 
