@@ -83,7 +83,8 @@ def _reason(exc: ValidationError) -> str:
     if not errors:
         return "it does not match the MCP tool schema"
     first = errors[0]
-    where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("tools", 0)) or "the entry"
+    loc = tuple(first.get("loc", ()))
+    where = ".".join(str(part) for part in (loc[2:] if loc[:2] == ("tools", 0) else loc)) or "the entry"
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
     return _escaped(f"{where}: {first.get('msg', 'invalid')}{more}", _REASON)
 
@@ -120,38 +121,34 @@ def screen_page(result: Mapping[str, Any], version: str) -> dict[str, Any] | Non
     """``result`` (a ``tools/list`` answer) without its unreadable entries, which its ``_meta`` lists instead;
     None when there is nothing to take out."""
     meta = result.get("_meta")
-    forged = isinstance(meta, dict) and UNREADABLE_KEY in meta
     tools = result.get("tools")
+    if not isinstance(tools, list) or (meta is not None and not isinstance(meta, dict)):
+        return None  # the listing itself is unreadable: the SDK says so
     left_out: list[dict[str, Any]] = []
     kept: list[Any] = []
-    if isinstance(tools, list):  # else the listing itself is unreadable: the SDK says so
-        for index, entry in enumerate(tools):
-            problem = entry_problem(entry, version)
-            if problem is None:
-                kept.append(entry)
-                continue
-            name = entry.get("name") if isinstance(entry, dict) else None
-            left_out.append({"index": index, "reason": problem,
-                             "name": name if isinstance(name, str) and 0 < len(name) <= _MAX_NAME else None,
-                             "shown": shown_remote(name) if isinstance(name, str) and name else None})
+    for index, entry in enumerate(tools):
+        problem = entry_problem(entry, version)
+        if problem is None:
+            kept.append(entry)
+            continue
+        name = entry.get("name") if isinstance(entry, dict) else None
+        left_out.append({"index": index, "reason": problem,
+                         "name": name if isinstance(name, str) and 0 < len(name) <= _MAX_NAME else None,
+                         "shown": shown_remote(name) if isinstance(name, str) and name else None})
+    forged = meta is not None and UNREADABLE_KEY in meta
     if not left_out and not forged:
         return None
-    clean = dict(result)
-    base = {k: v for k, v in meta.items() if k != UNREADABLE_KEY} if isinstance(meta, dict) else None
+    clean = {**result, "tools": kept}
+    clean["_meta"] = {k: v for k, v in (meta or {}).items() if k != UNREADABLE_KEY}
     if left_out:
-        clean["tools"] = kept
-        base = {**(base or {}), UNREADABLE_KEY: left_out}
-    if base is None:
-        clean.pop("_meta", None)
-    else:
-        clean["_meta"] = base
+        clean["_meta"][UNREADABLE_KEY] = left_out
     return clean
 
 
 def unreadable_of(page: mcp_types.ListToolsResult, number: int = 1) -> list[Unreadable]:
     """The entries :class:`ListingScreen` took out of ``page`` (the ``number``-th page of its listing)."""
     out: list[Unreadable] = []
-    for entry in (page.meta or {}).get(UNREADABLE_KEY) or []:
+    for entry in (page.meta or {}).get(UNREADABLE_KEY) or []:  # always this module's own (see screen_page)
         shown = entry["shown"] or f"<unnamed tool #{entry['index'] + 1} on page {number}>"
         out.append(Unreadable(entry["name"], shown, entry["reason"]))
     return out
