@@ -30,10 +30,11 @@ from mcp import Client, MCPError
 from toolrig import CallContext, Retry
 from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError, ResultTooLargeError
 from toolrig.mcp.client._forward import Forwarder
+from toolrig.mcp.client._listing import Unreadable, unreadable_of
 from toolrig.mcp.client._transports import message_limit, open_transport
 from toolrig.mcp.shared import ServerHealth, Target, is_too_large
 
-__all__ = ["DEFAULT_RECONNECT", "Connection"]
+__all__ = ["DEFAULT_RECONNECT", "Connection", "ToolsListener"]
 
 log = logging.getLogger("toolrig.mcp")
 
@@ -46,6 +47,9 @@ _MAX_PAGES = 100
 _REFRESH_SETTLE = 0.1
 """Seconds a tool-list refresh waits after list_changed, so that a burst of notifications costs one listing."""
 
+ToolsListener = Callable[[list[mcp_types.Tool], list[Unreadable]], Awaitable[None]]
+"""Called with the tools of every (re)listing, and the entries of it that could not be read."""
+
 
 class Connection:
     """A supervised session with one server.
@@ -56,14 +60,15 @@ class Connection:
         connect_timeout: seconds for one connection attempt (handshake and tool listing included).
         reconnect: backoff between attempts.
         health_interval: seconds between health pings while idle (None: no pings).
-        on_tools: called with the new tool list after every (re)listing.
+        on_tools: called with the new tool list after every (re)listing, and the entries left out of it because
+            they cannot be read (:mod:`toolrig.mcp.client._listing`).
         forwarder: where server-to-client requests go (user callbacks, else the calling client).
         sandbox: the :class:`toolrig.sandbox.Sandbox` a stdio server is started in (None: started as it is).
     """
 
     def __init__(self, target: Target, *, name: str, connect_timeout: float = 30.0,
                  reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
-                 on_tools: Callable[[list[mcp_types.Tool]], Awaitable[None]] | None = None,
+                 on_tools: ToolsListener | None = None,
                  forwarder: Forwarder | None = None, errlog: TextIO | None = None,
                  client_info: mcp_types.Implementation | None = None, auth: Any = None,
                  sandbox: Any = None) -> None:
@@ -246,7 +251,13 @@ class Connection:
         await self.refresh()
 
     async def refresh(self) -> None:
-        """List the tools again (after ``notifications/tools/list_changed``)."""
+        """List the tools again (after ``notifications/tools/list_changed``).
+
+        A listing that fails to arrive (an error answer, a timeout) leaves the tools as they were; one that arrives
+        but cannot be read (not one entry: the listing, or every entry of it) takes the session down, as it does
+        at connection: no call goes out to a server whose tools cannot be read, and the reconnection lists them
+        again.
+        """
         client = self._client
         if client is None:
             return
@@ -254,20 +265,29 @@ class Connection:
             await self._list_tools(client)
         except (MCPError, OSError, TimeoutError) as exc:
             log.warning("could not refresh the tools of MCP server %s: %s", self.name, _describe(exc))
+        except Exception as exc:  # an unreadable listing (pydantic's ValidationError, every entry unreadable), the rest
+            self.mark_lost(f"its tool listing could not be read: {_describe(exc)}")
 
     async def _list_tools(self, client: Client) -> None:
         async with self._refresh_lock:
             self._refresh_queued = False  # this listing covers every notification before it
             tools: list[mcp_types.Tool] = []
+            unreadable: list[Unreadable] = []
             cursor: str | None = None
-            for _ in range(_MAX_PAGES):
+            for number in range(1, _MAX_PAGES + 1):
                 page = await client.list_tools(cursor=cursor)
                 tools.extend(page.tools)
+                unreadable.extend(unreadable_of(page, number))
                 cursor = page.next_cursor
                 if not cursor:
                     break
+            if unreadable and not tools:
+                first = unreadable[0]
+                more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+                raise MCPUnavailableError(f"every tool MCP server {self.name} lists is unreadable: {first.shown}: "
+                                          f"{first.reason}{more}")
             if self._on_tools is not None:
-                await self._on_tools(tools)
+                await self._on_tools(tools, unreadable)
 
     # -- calls -------------------------------------------------------------------------------------
     async def call_tool(self, name: str, arguments: Mapping[str, Any], context: CallContext | None

@@ -17,6 +17,7 @@ from toolrig import BaseTool, DefinitionError, Retry
 from toolrig.mcp.client._connection import DEFAULT_RECONNECT, Connection
 from toolrig.mcp.client._forward import Forwarder
 from toolrig.mcp.client._forward_gate import ForwardGate
+from toolrig.mcp.client._listing import Unreadable, shown_remote
 from toolrig.mcp.client._sandboxed import resolve_sandbox
 from toolrig.mcp.client._tool import MCPTool, definition_of
 from toolrig.mcp.shared import (
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["ChangeListener", "MCPToolset"]
 
 log = logging.getLogger("toolrig.mcp")
+
+_MAX_REASON = 500
+"""The longest reason kept for a refused tool (the reason may quote the server's name)."""
 
 ChangeListener = Callable[["MCPToolset"], Awaitable[None] | None]
 """Called after the server's tool list was read again and something changed."""
@@ -189,27 +193,38 @@ class MCPToolset(Toolset):
             await tg.__aexit__(None, None, None)
 
     # -- the tool list ----------------------------------------------------------------------------------
-    async def _absorb(self, remote_tools: builtins.list[mcp_types.Tool]) -> None:
-        refused: builtins.list[tuple[str, str]] = []
+    async def _absorb(self, remote_tools: builtins.list[mcp_types.Tool],
+                      unreadable: Sequence[Unreadable] = ()) -> None:
+        refused: builtins.list[tuple[str, str]] = [(u.shown, f"its entry in the listing is unreadable: {u.reason}")
+                                                   for u in unreadable]
         claims: dict[str, builtins.list[mcp_types.Tool]] = {}
+        names: dict[str, builtins.list[str]] = {}
         for remote in remote_tools:
             problem = name_problem(remote.name) or forged_prefix(remote.name, self.prefix, self.other_prefixes,
                                                                   self.sep)
             if problem is None:
-                claims.setdefault(local_name(remote.name, self.prefix, self.sep), []).append(remote)
+                local = local_name(remote.name, self.prefix, self.sep)
+                claims.setdefault(local, []).append(remote)
+                names.setdefault(local, []).append(remote.name)
             else:
-                refused.append((remote.name, problem))
-        keep = claimed({local: [r.name for r in rs] for local, rs in claims.items()}, self._holder)
+                refused.append((shown_remote(remote.name), _bounded(problem)))
+        for entry in unreadable:  # a name an unreadable entry claims is ambiguous: never one of two tools
+            if entry.name is not None and name_problem(entry.name) is None:
+                names.get(local_name(entry.name, self.prefix, self.sep), []).append(entry.name)
+        keep = claimed(names, self._holder)
         tools: dict[str, MCPTool] = {}
         for local, remotes in claims.items():
             for remote in remotes:
-                built = self._tool(local, remote) if keep[local] == remote.name else _collision(local, remotes)
+                built = self._tool(local, remote) if keep[local] == remote.name else _collision(local, names[local])
                 if isinstance(built, str):
                     refused.append((remote.name, built))
                 else:
                     tools[local] = built
+        logged = set(self._refused)
         for name, problem in refused:
-            log.warning("MCP server %s: refused tool %r: %s", self.name, name, problem)
+            if (name, problem) not in logged:  # logged once, not at every listing
+                logged.add((name, problem))
+                log.warning("MCP server %s: refused tool %s: %s", self.name, name, problem)
         changed = (set(tools) != set(self._tools) or any(tools[k] is not self._tools[k] for k in tools)
                    or tuple(refused) != self._refused)
         self._tools, self._refused = tools, tuple(refused)
@@ -243,10 +258,18 @@ class MCPToolset(Toolset):
                 log.exception("tool-change listener of %s failed", self.label)
 
 
-def _collision(local: str, remotes: Sequence[mcp_types.Tool]) -> str:
-    names = ", ".join(sorted({repr(r.name) for r in remotes}))
+def _collision(local: str, remotes: Sequence[str]) -> str:
+    if len(set(remotes)) == 1:
+        return (f"the name {remotes[0]!r} is listed {len(remotes)} times (unreadable entries count): a call by it "
+                "could run any of them, so none of them is offered")
+    names = ", ".join(sorted({repr(r) for r in remotes}))
     return (f"the names {names} all become {local!r} (listed {len(remotes)} times): which tool runs would depend "
             "on the order of the listing, so only the one that held the name before keeps it")
+
+
+def _bounded(problem: str) -> str:
+    """A reason that quotes a server's name, cut to what a log line and a report can hold."""
+    return problem if len(problem) <= _MAX_REASON else f"{problem[:_MAX_REASON]}… ({len(problem):,} characters)"
 
 
 def _version() -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
+from toolrig.mcp.client._listing import ListingScreen
 from toolrig.mcp.shared import ReceiveStream, Target
 
 if TYPE_CHECKING:
@@ -170,7 +171,8 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
     ``SHELL``, ``TERM``, ``USER``) plus ``target.env`` — or, given a ``sandbox``, inside it with the sandbox's
     minimal environment plus ``target.env`` (see :mod:`toolrig.mcp.client._sandboxed`); its stderr goes to
     ``errlog`` (default: ours). ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) signs
-    HTTP and SSE requests.
+    HTTP and SSE requests. The answers to ``tools/list`` are screened: an entry that cannot be read is taken out
+    of its page and named in the page's ``_meta`` (:mod:`toolrig.mcp.client._listing`).
 
     Raises:
         OSError: the process cannot be started or the endpoint cannot be reached.
@@ -223,5 +225,5 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             assert target.url is not None
             streams = await stack.enter_async_context(websocket_client(
                 target.url, headers=target.headers, open_timeout=http_timeout, max_message=limit))
-        read, write = streams
+        read, write = ListingScreen().streams(*streams)  # one unreadable tool entry is left out, not the listing
         yield (read if on_end is None else _WatchedReadStream(read, on_end)), write

@@ -122,13 +122,15 @@ class Review:
     # -- deciding --------------------------------------------------------------------------------------
     def decide(self, what: PinKind, offers: Mapping[str, Sequence[Offer]], *,
                refused: Mapping[str, Sequence[Blocked]] | None = None,
-               own_tools: Mapping[str, Sequence[str]] | None = None) -> bool:
+               own_tools: Mapping[str, Sequence[str]] | None = None, refused_logged: bool = False) -> bool:
         """Review every offer of one kind, by server.
 
         Args:
             what: the kind reviewed.
             offers: every server's current offers (all servers, so that a collision between them is seen).
-            refused: what was refused before review (bad names), recorded beside what is blocked here.
+            refused: what was refused before review (bad names, unreadable entries), recorded beside what is blocked
+                here.
+            refused_logged: whoever refused ``refused`` logged it already (an MCP toolset does): not logged again.
             own_tools: each server's own tool names, which its metadata may mention (default: the remote names
                 of its offers).
 
@@ -153,15 +155,16 @@ class Review:
                     blocked.setdefault(offer.server, []).append(verdict)
         before = self._admitted.get(what, {})
         self._admitted[what] = admitted
+        logged = {b for entries in (refused or {}).values() for b in entries} if refused_logged else set()
         for server, entries in blocked.items():
-            self._record(what, server, entries)
+            self._record(what, server, entries, logged)
         return before != admitted
 
-    def _record(self, what: PinKind, server: str, entries: list[Blocked]) -> None:
+    def _record(self, what: PinKind, server: str, entries: list[Blocked], logged: set[Blocked]) -> None:
         previous = {(b.remote, b.kind, b.reasons) for b in self._blocked.get((what, server), [])}
         self._blocked[(what, server)] = entries
         for b in entries:
-            if (b.remote, b.kind, b.reasons) not in previous:
+            if (b.remote, b.kind, b.reasons) not in previous and b not in logged:
                 log.warning("%s %s %s (%s): %s", b.kind, what, b.tool, server, "; ".join(b.reasons))
         try:
             self.pins.record_blocked(server, what, [b.to_dict() for b in entries])

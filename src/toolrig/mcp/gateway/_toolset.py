@@ -169,7 +169,7 @@ class GatewayToolset(WrapperToolset):
             offers[server.name] = [Offer(what="tool", server=server.name, local=t.name, remote=t.remote_name,
                                          definition=t.definition) for t in server.list() if isinstance(t, MCPTool)]
             refused[server.name] = [_refusal(server, remote, reason) for remote, reason in server.refused]
-        return self.reviewer.decide("tool", offers, refused=refused)
+        return self.reviewer.decide("tool", offers, refused=refused, refused_logged=True)
 
     def review(self, server: MCPToolset | None = None) -> None:
         """Review the tools again now (``server`` is accepted for compatibility: every server is reviewed, since
@@ -178,7 +178,8 @@ class GatewayToolset(WrapperToolset):
 
 
 def _refusal(server: MCPToolset, remote: str, reason: str) -> Blocked:
-    """A tool the server's toolset refused (a bad name, a name several tools become), as blocked."""
+    """A tool the server's toolset refused (a bad name, a name several tools become, an entry of its listing that
+    cannot be read), as blocked."""
     local = local_name(remote, server.prefix, server.sep) if name_problem(remote) is None else remote
     return Blocked(tool=local, server=server.name, remote=remote, kind="quarantined", reasons=(reason,))
 
