@@ -235,3 +235,34 @@ def test_a_call_after_the_connection_broke_fails_the_same_way(upstream: tuple[st
 
     direct, sdk = anyio.run(run)
     assert direct[:2] == sdk[:2] == ("error", "MCPMaybeRanError")
+
+
+def test_against_the_sdk_server_both_paths_give_the_same_results_and_progress() -> None:
+    """The official SDK's server (``slow_upstream.py``): its SSE answers, its progress, an unknown tool."""
+    port = free_port()
+    proc = subprocess.Popen([PYTHON, str(Path(__file__).with_name("slow_upstream.py")), str(port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    async def run() -> None:
+        async with _connections(f"http://127.0.0.1:{port}/mcp", None) as (direct, sdk):
+            for tool, arguments in (("echo", {"text": "héllo"}), ("slow", {"steps": 3}), ("missing", {}),
+                                    ("echo", {"text": 5})):
+                outcomes, progress = [], []
+                for connection in (direct, sdk):
+                    seen: list[float] = []
+                    outcomes.append(await _outcome(connection, tool, arguments,
+                                                   CallContext(progress=lambda p, t, m, seen=seen: seen.append(p))))
+                    with anyio.fail_after(10):
+                        while tool == "slow" and len(seen) < 3:
+                            await anyio.sleep(0.01)
+                    progress.append(sorted(seen))
+                assert outcomes[0] == outcomes[1], tool
+                assert progress[0] == progress[1]
+            assert (direct.direct_sent, sdk.direct_sent) == (4, 0)
+
+    try:
+        wait_for_port(port, proc)
+        anyio.run(run)
+    finally:
+        stop(proc)
