@@ -29,6 +29,8 @@ from mcp import Client, MCPError
 
 from toolrig import CallContext, Retry
 from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError, ResultTooLargeError
+from toolrig.mcp.client import _direct_call as direct
+from toolrig.mcp.client._direct_call import DirectCalls
 from toolrig.mcp.client._forward import Forwarder
 from toolrig.mcp.client._listing import Unreadable, unreadable_of
 from toolrig.mcp.client._transports import message_limit, open_transport
@@ -71,7 +73,7 @@ class Connection:
                  on_tools: ToolsListener | None = None,
                  forwarder: Forwarder | None = None, errlog: TextIO | None = None,
                  client_info: mcp_types.Implementation | None = None, auth: Any = None,
-                 sandbox: Any = None) -> None:
+                 sandbox: Any = None, direct_calls: bool = True) -> None:
         self.target = target
         self.name = name
         self.connect_timeout = connect_timeout
@@ -94,6 +96,11 @@ class Connection:
         self._tg: anyio.abc.TaskGroup | None = None
         self._first = anyio.Event()
         self._reconnected: list[Callable[[], None]] = []
+        self.direct_calls = direct_calls
+        """Send ``tools/call`` without the SDK's session where :mod:`~toolrig.mcp.client._direct_call` can (the
+        same answers; False: always through ``mcp.Client``)."""
+        self._calls: DirectCalls | None = None
+        self._direct_sent = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self, tg: anyio.abc.TaskGroup, *, wait: bool) -> None:
@@ -157,8 +164,14 @@ class Connection:
             self._poke = anyio.Event()
 
     async def _open(self, stack: AsyncExitStack) -> Client:
+        self._calls = None
+
+        def on_calls(calls: DirectCalls) -> None:
+            self._calls = calls if self.direct_calls else None
+
         transport = open_transport(self.target, errlog=self._errlog, auth=self._auth, sandbox=self._sandbox,
-                                   name=self.name, on_end=lambda: self.mark_lost("the server closed the connection"))
+                                   name=self.name, on_end=lambda: self.mark_lost("the server closed the connection"),
+                                   on_calls=on_calls)
         client = Client(transport, mode="legacy", cache=None,
                         client_info=self._client_info, message_handler=self._on_message,
                         **self.forwarder.client_callbacks())
@@ -305,8 +318,12 @@ class Connection:
             if context is not None:
                 await context.report_progress(progress, total, message)
 
+        calls = self._calls
         with self.forwarder.in_flight(context):
             try:
+                if calls is not None and direct.usable(client):
+                    self._direct_sent += 1
+                    return await direct.call_tool(client, calls, name, dict(arguments), report)
                 return await client.call_tool(name, dict(arguments), progress_callback=report)
             except MCPError as exc:
                 if is_too_large(exc):
@@ -323,6 +340,11 @@ class Connection:
                 self.mark_lost(_describe(exc))
                 raise MCPMaybeRanError(f"the connection to MCP server {self.name} broke during {name}: "
                                        f"{_describe(exc)}; it may have run, so it was not sent again") from exc
+
+    @property
+    def direct_sent(self) -> int:
+        """``tools/call`` requests sent without the SDK's session so far (a stat: the direct path was taken)."""
+        return self._direct_sent
 
     def _lost_answer(self, client: Client, name: str, reason: str) -> str:
         """Why the answer to ``name`` never came: the session closed, or only this call's stream broke.

@@ -2,38 +2,32 @@
 
 It gives the SDK's session (``mcp.Client``) its read and write streams, over one pooled keep-alive
 ``httpx2.AsyncClient`` whose bodies a :class:`~toolrig.mcp.client._http_bounds.BoundedTransport` reads. The SDK's own
-transport (``mcp.client.streamable_http``) hands every message the session writes to a writer task, which opens a task
-group and starts a task per request to POST it, builds the body as a dict for httpx to encode again, and decodes each
-SSE answer to text, to lines and to events before it parses the message. Here the task that writes a message POSTs it
-itself (``send`` returns once the answer, or the end of its stream, has been passed to the read stream), and each
-whole event the bounded transport passes on is parsed once. The protocol is kept as the SDK's transport speaks it:
+transport hands every message to a writer task, which starts a task per request to POST it. Here the task that writes
+a message POSTs it itself (``send`` returns once the answer, or the end of its stream, has been passed to the read
+stream), and each whole event is parsed once. The protocol is kept as the SDK's transport speaks it:
 
 * every POST carries ``Accept: application/json, text/event-stream``, the ``Mcp-Session-Id`` the server gave at
   ``initialize``, the negotiated ``MCP-Protocol-Version``, and any header the session stamps on the message;
-* a request's answer is a JSON body or an SSE stream; the stream may carry the server's own requests (sampling,
-  elicitation) and notifications (progress, logs) before the answer: they reach the session as they arrive (with the
-  writer's context, as the SDK's context streams carry it), and the session's answers to them are POSTed while the
-  call's stream is still read;
-* a stream that ends without the answer after events with ids is resumed with ``Last-Event-ID`` (GET): at most two
-  failed attempts in a row, after the server's ``retry`` or one second, as the SDK does;
+* a request's answer is a JSON body or an SSE stream, which may carry the server's requests and notifications before
+  the answer: they reach the session as they arrive (with the writer's context), its answers POSTed meanwhile;
+* a stream ended without the answer after events with ids is resumed with ``Last-Event-ID`` (the SDK's attempts);
 * after ``notifications/initialized`` a GET stream carries the server's messages outside calls, reopened like the
-  SDK's when it ends; the session's next request is POSTed once the server has answered that GET (at most
-  :data:`GET_STREAM_WAIT` seconds): a server may send its own requests (an elicitation, sampling) on the GET stream as
-  soon as a call arrives, and drops those sent before the stream is open;
+  SDK's; the next request waits (at most :data:`GET_STREAM_WAIT` s) until the server has answered that GET (a server
+  drops its own requests sent before the stream is open);
 * a redirect is followed only within the endpoint's origin and when it keeps the method (the SDK's rule);
-* ``notifications/cancelled`` of a 2026 session is not sent (closing the request's stream is the signal there: the
-  POST ran in the task that was cancelled, so it is closed already);
+* ``notifications/cancelled`` of a 2026 session is not sent (the request's POST, closed with its cancelled task, is);
 * on close, the session is ended with DELETE.
 
 Failures as in the SDK's transport: a 202, an unfollowed redirect, an HTTP error status or a body that cannot be
 parsed fails the one request it answers (a JSON-RPC error in an error body is passed on as it is); a POST that cannot
-be sent or whose answer cannot be read (the server is gone) ends the session: the read stream ends, the request's
-writer gets ``CONNECTION_CLOSED``, and the connection reconnects."""
+be sent or whose answer cannot be read (the server is gone) ends the session (``CONNECTION_CLOSED``, reconnect).
+The answers of ``tools/call`` requests toolrig sends itself (:mod:`toolrig.mcp.client._direct_call`) are taken off
+the read side for their callers; everything else reaches the session as before."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager, suppress
 from typing import Any
 
@@ -48,6 +42,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from toolrig.mcp.client._direct import DirectPost
+from toolrig.mcp.client._direct_call import DirectCalls
 from toolrig.mcp.client._reconnect import LAST_EVENT_ID, MAX_RECONNECT_ATTEMPTS, StreamProgress
 from toolrig.mcp.client._redirects import next_within_origin, unfollowed_redirect
 from toolrig.mcp.client._session_streams import Item, WriteStream, wire_body
@@ -84,6 +79,7 @@ class _Transport:
         """The negotiated ``MCP-Protocol-Version``: from the session's stamp on each message, cleared at
         ``initialize`` (the handshake goes without it)."""
         self._send, self.read = context_streams()
+        self.calls = DirectCalls(self.send, tg.start_soon)
         self._broken = False
         self._listening: anyio.Event | None = None
         """Set once the server answered (or refused) the GET stream opened after ``notifications/initialized``."""
@@ -158,7 +154,8 @@ class _Transport:
             followed += 1
 
     async def _deliver(self, item: Item) -> None:
-        await self._send.send(item)
+        if not self.calls.take(item):
+            await self._send.send(item)
 
     async def _fail(self, request_id: Any, message: str, code: int = mcp_types.CONNECTION_CLOSED) -> None:
         """The request ``request_id`` ends with an error (best effort: a closed session has no one to tell)."""
@@ -401,15 +398,19 @@ class _Transport:
 
 @asynccontextmanager
 async def streamable_http(url: str, client: httpx2.AsyncClient, *, server: str, terminate_on_close: bool = True,
-                          direct: httpx2.AsyncBaseTransport | None = None
+                          direct: httpx2.AsyncBaseTransport | None = None,
+                          on_calls: Callable[[DirectCalls], None] | None = None
                           ) -> AsyncIterator[tuple[ContextReceive, WriteStream]]:
     """The (read, write) streams of a streamable-HTTP session with ``url`` over ``client`` (see the module docstring).
 
     ``client`` is the caller's (its headers, auth, timeouts, the :class:`BoundedTransport` bounding every body; not
-    closed here); ``direct``, its only transport, takes the POSTs while the client would not act (``DirectPost``).
+    closed here); ``direct``, its only transport, takes the POSTs while the client would not act (``DirectPost``);
+    ``on_calls`` gets the transport's :class:`DirectCalls`.
     """
     async with anyio.create_task_group() as tg:
         transport = _Transport(url, client, tg, server, None if direct is None else DirectPost(client, direct))
+        if on_calls is not None:
+            on_calls(transport.calls)
         try:
             yield transport.read, WriteStream(transport)
         finally:

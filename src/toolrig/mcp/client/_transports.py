@@ -159,7 +159,7 @@ def message_limit(target: Target) -> int:
 async def open_transport(target: Target, *, errlog: TextIO | None = None,
                          http_timeout: float = DEFAULT_HTTP_TIMEOUT, auth: Any = None,
                          on_end: Callable[[], None] | None = None, sandbox: Sandbox | None = None,
-                         name: str = "") -> AsyncIterator[Any]:
+                         name: str = "", on_calls: Callable[[Any], None] | None = None) -> AsyncIterator[Any]:
     """Yield the (read, write) streams of a connection to ``target``; ``on_end()`` runs when the server hangs up.
 
     No message of more than :func:`message_limit` bytes is read: stdio lines through
@@ -172,7 +172,9 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
     minimal environment plus ``target.env`` (see :mod:`toolrig.mcp.client._sandboxed`); its stderr goes to
     ``errlog`` (default: ours). ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) signs
     HTTP and SSE requests. The answers to ``tools/list`` are screened: an entry that cannot be read is taken out
-    of its page and named in the page's ``_meta`` (:mod:`toolrig.mcp.client._listing`).
+    of its page and named in the page's ``_meta`` (:mod:`toolrig.mcp.client._listing`). ``on_calls`` gets an
+    ``http`` transport's :class:`~toolrig.mcp.client._direct_call.DirectCalls` (``tools/call`` sent without the
+    SDK's session).
 
     Raises:
         OSError: the process cannot be started or the endpoint cannot be reached.
@@ -218,7 +220,7 @@ async def open_transport(target: Target, *, errlog: TextIO | None = None,
             client = await stack.enter_async_context(httpx2.AsyncClient(
                 headers=dict(target.headers), timeout=_timeout(http_timeout), auth=auth, transport=bounded))
             streams = await stack.enter_async_context(streamable_http(target.url, client, server=server,
-                                                                      direct=bounded))
+                                                                      direct=bounded, on_calls=on_calls))
         else:
             from toolrig.mcp.client._websocket import websocket_client
 
