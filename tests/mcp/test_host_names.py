@@ -87,7 +87,8 @@ ACCEPTED = [
 REFUSED = [
     {"host": "evil.test"}, {"host": "EVIL.TEST:{port}"}, {"host": "localhost.evil.test:{port}"},
     {"host": "LOCALHOST.EVIL.TEST"}, {"host": "127.0.0.1.nip.io:{port}"}, {"host": "mcp.example.test.evil.test"},
-    {"host": "localhost.:{port}"}, {"host": "LOCALHOST."}, {"host": "Mcp.Example.Test."}, {"host": "localhost..:{port}"},
+    {"host": "localhost.:{port}"}, {"host": "LOCALHOST."}, {"host": "Mcp.Example.Test."},
+    {"host": "localhost..:{port}"},
     {"host": "xlocalhost:{port}"}, {"host": "LOCALHOST:1"}, {"host": "[::1]:1"}, {"host": "[::FFFF:127.0.0.1]:{port}"},
     {"host": "[0:0:0:0:0:0:0:1]:{port}"}, {"host": "[::1%25lo]:{port}"}, {"host": "[::127.0.0.1]:{port}"},
     {"host": "LOCALHOST:{port}", "origin": "http://EVIL.TEST"},
