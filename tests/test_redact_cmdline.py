@@ -270,3 +270,56 @@ def test_adversarial_repetitions_are_redacted_in_linear_time(unit: str) -> None:
     text = unit * (200_000 // len(unit))
     out = redact_text(text)
     assert redact_text(out) == out
+
+
+ARGV_LEAKS = [
+    (["sshpass", "-p", "Hunter 2", "ssh", "-p", "2222", "host"], "Hunter 2", ["ssh", "-p", "2222", "host"]),
+    (["curl", "-sS", "-u", "bob:Pw9x", "https://x.test"], "Pw9x", ["-u", "https://x.test"]),
+    (["/usr/bin/mysql", "-uroot", "-pS3cret", "shop"], "S3cret", ["-uroot", "shop"]),
+    (["gh", "api", "--token", "XYZ987", "/user"], "XYZ987", ["--token", "/user"]),
+    (["tool", "--password=abc123"], "abc123", []),
+    (["docker", "login", "-u", "bob", "-p", "hunter2", "reg.test"], "hunter2", ["-u", "bob", "reg.test"]),
+    (["redis-cli", "-a", "r3dis", "PING"], "r3dis", ["PING"]),
+    (["env", "PGPASSWORD=hunter2", "psql"], "hunter2", ["psql"]),
+    (["sshpass", "-p", "PW1", "tool", "--token", "TOK2"], "TOK2", ["tool"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "secret", "kept"), ARGV_LEAKS, ids=[" ".join(a) for a, _, _ in ARGV_LEAKS])
+def test_argv_lists_are_read_as_command_lines(argv: list[str], secret: str, kept: list[str]) -> None:
+    out = redact_value(argv)
+    assert secret not in MARKER.sub("", repr(out)) and len(out) == len(argv)
+    for part in kept:
+        assert part in out
+    assert redact_value(out) == out
+    assert "PW1" not in repr(redact_value(["sshpass", "-p", "PW1", "tool", "--token", "TOK2"]))
+
+
+@pytest.mark.parametrize("argv", [["ls", "-p", "x"], ["grep", "-p", "a"], ["mysql", "-p", "shop"],
+                                  ["curl", "-u", "alice", "x"], ["x", "--password-file", "/p"],
+                                  ["sshpass", "-f", "pw.txt", "ssh", "-p", "2222", "h"], ["a", "b"],
+                                  ["docker", "run", "-u", "1000:1000", "-p", "8080:80", "img"]])
+def test_ordinary_argv_lists_are_left_alone(argv: list[str]) -> None:
+    assert redact_value(argv) is argv
+
+
+def _argv(text: str) -> list[str]:
+    import shlex
+
+    return shlex.split(text)
+
+
+@SETTINGS
+@given(st.one_of(flag_leaks(), tool_leaks()).filter(lambda c: "\n" not in c[0] and "\r" not in c[0]
+                                                      and c[0].count("'") % 2 == 0 and c[0].count('"') % 2 == 0))
+def test_argv_lists_of_every_family_lose_their_secret(case: tuple[str, str]) -> None:
+    text, secret = case
+    try:
+        argv = _argv(text)
+    except ValueError:
+        return
+    bare = secret.strip("'\"")
+    if secret.startswith("Q9") and any(bare in a for a in argv):
+        out = redact_value(argv)
+        assert not any(s in MARKER.sub("", repr(out)) for s in ("Q9", "9Q")), (argv, out)
+        assert redact_value(out) == out

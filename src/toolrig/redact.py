@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolrig._cmdline_secrets import CMDLINE_RULES
+from toolrig._cmdline_secrets import CMDLINE_RULES, argv_redacted
 
 __all__ = [
     "DEFAULT_REDACTOR",
@@ -287,6 +287,10 @@ class Redactor:
             return self._mapping(value, depth)
         if isinstance(value, list | tuple):
             items = [self._value(v, depth + 1) for v in value]
+            if len(items) > 1 and type(value[0]) is str:  # an argv list: "-p", "PW" are secret only together
+                fixed = argv_redacted(list(value), self.text)
+                if fixed is not None:
+                    items = [self.text(f) if f is not v else it for f, v, it in zip(fixed, value, items, strict=True)]
             if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
             return items if isinstance(value, list) else tuple(items)
