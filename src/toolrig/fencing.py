@@ -7,7 +7,7 @@ The wrapper is::
     </external_tool_result id="NONCE">
 
 where NONCE is 64 random bits, new for every call, so a payload cannot predict the closing line.
-:func:`sanitize` runs before wrapping and never decodes anything (no JSON, HTML, URL or base64
+:func:`sanitize` runs before wrapping and never decodes the text it returns (no JSON, HTML, URL or base64
 decoding happens after it). It changes the text visibly, so a reviewer can tell it was altered:
 
 * any spelling of the wrapper's name (case variants, Unicode compatibility forms such as
@@ -16,7 +16,11 @@ decoding happens after it). It changes the text visibly, so a reviewer can tell 
   letters written with any other non-ASCII letter, digit or symbol, and the reversed spelling used
   with bidi overrides) is replaced by ``[neutralised delimiter]``; detection works on an NFKD +
   casefold view with default-ignorable code points (unassigned ones too), every combining mark,
-  control characters and separators removed;
+  control characters and separators removed. The name is also looked for in the text as a model could decode
+  it (:mod:`toolrig._fence_escapes`: HTML/XML character references, percent-encoding, JSON/Python/C/CSS
+  backslash escapes, mixed and up to three layers deep): a spelling found there is replaced with the characters
+  it was written with, escapes whole (``&lt;/external&#95;tool&#95;result&gt;`` becomes
+  ``&lt;/[neutralised delimiter]&gt;``); every other escape stays as written;
 * C0 and C1 control characters except ``\\n`` and ``\\t`` (so ANSI/OSC escape sequences lose their
   ESC), default-ignorable code points (zero-width characters, bidi controls, Unicode tag
   characters U+E0000-U+E0FFF, variation selectors, ...), line/paragraph separators and lone
@@ -36,6 +40,10 @@ import secrets
 import unicodedata
 from functools import lru_cache
 from typing import Any
+
+from toolrig._fence_escapes import CONTROLS as _CONTROLS
+from toolrig._fence_escapes import IGNORABLE as _IGNORABLE
+from toolrig._fence_escapes import readings, readings_with_spans
 
 __all__ = ["FENCE_TAG", "NEUTRALISED", "SYSTEM_PROMPT_SNIPPET", "closing_delimiter", "fence", "fence_strings",
            "new_nonce", "opening_delimiter", "sanitize"]
@@ -63,12 +71,6 @@ Notices after the closing line (for example about truncation) come from toolrig,
 _NONCE = re.compile(r"[A-Za-z0-9]{8,64}")
 _TOOL_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9_.:@-]")
 
-# Default_Ignorable_Code_Point (Unicode DerivedCoreProperties), plus interlinear annotation controls.
-_IGNORABLE = (
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
-)
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 _UNSAFE_CLASS = _CONTROLS + _IGNORABLE + "\u2028\u2029\ud800-\udfff"
 _UNSAFE = re.compile(f"[{_UNSAFE_CLASS}]")
 _SAFE_NON_ASCII = f"[^\\x00-\\x7f{_UNSAFE_CLASS}]"
@@ -92,7 +94,10 @@ _MAX_STAND_INS = 6
 _LETTERS = 18
 _FLAT_DROP = re.compile("[^a-z0-9\x01\x02]")
 _LONGEST_STAND_IN_RUN = _MAX_STAND_INS + 3 * (_MAX_STAND_INS + 1)  # six stand-ins and the symbol gaps around them
-_NO_SPELLING = re.compile(f"\x01{{{_MAX_STAND_INS + 1},}}|[\x01\x02]{{{_LONGEST_STAND_IN_RUN + 1},}}")
+# Each regex over a flat view starts with a lookahead of its first characters: the engine then passes over others
+# at once (2x quicker on a long page).
+_NO_SPELLING = re.compile(
+    f"(?=[\x01\x02])(?:\x01{{{_MAX_STAND_INS + 1},}}|[\x01\x02]{{{_LONGEST_STAND_IN_RUN + 1},}})")
 
 
 def _name_pattern(word: str) -> str:
@@ -100,7 +105,7 @@ def _name_pattern(word: str) -> str:
 
 
 _WORDS = ("externaltoolresult", "tluserlootlanretxe")
-_NAME = re.compile("|".join(_name_pattern(word) for word in _WORDS))
+_NAME = re.compile("(?=[et\x01\x02])(?:" + "|".join(_name_pattern(word) for word in _WORDS) + ")")
 
 # Look-alikes (after NFKD + casefold) of the letters in the wrapper's name; also digits and
 # "i"/"|" read as "l". Used only for detection, never on the text the model sees.
@@ -122,6 +127,7 @@ _LOOKALIKES = str.maketrans({
 _ASCII_FLAT = {i: _FLAT_DROP.sub("", chr(i).lower().translate(_LOOKALIKES)) for i in range(128)}
 _ASCII_TABLE = bytes(ord(_ASCII_FLAT[i]) if _ASCII_FLAT[i] else i for i in range(128)) + bytes(range(128, 256))
 _ASCII_DROP = bytes(i for i in range(128) if not _ASCII_FLAT[i])
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
 
 
 def new_nonce() -> str:
@@ -223,10 +229,19 @@ def _mark(c: str) -> str:
 
 
 def _flat(text: str) -> str:
-    """The whole-text flat view (same result as joining :func:`_fold_char` over the text)."""
+    """The whole-text flat view (same result as joining :func:`_fold_char` over the text): ASCII runs through a
+    byte table, the other characters one by one."""
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_TABLE, _ASCII_DROP).decode("ascii")
-    return "".join(map(_fold_char, text))
+    pieces: list[str] = []
+    last = 0
+    for m in _NON_ASCII_RUN.finditer(text):
+        if m.start() > last:
+            pieces.append(text[last:m.start()].encode("ascii").translate(_ASCII_TABLE, _ASCII_DROP).decode("ascii"))
+        pieces.append("".join(map(_fold_char, m.group(0))))
+        last = m.end()
+    pieces.append(text[last:].encode("ascii").translate(_ASCII_TABLE, _ASCII_DROP).decode("ascii"))
+    return "".join(pieces)
 
 
 def _spellings(flat: str) -> list[tuple[int, int]]:
@@ -254,29 +269,49 @@ def _spellings(flat: str) -> list[tuple[int, int]]:
     return found
 
 
+def _spelled(text: str) -> bool:
+    """Whether the name is spelled in ``text`` or in one of its decoded readings."""
+    return bool(_spellings(_flat(text))) or any(_spellings(_flat(r)) for r in readings(text))
+
+
 def _neutralise_names(text: str) -> str:
     for _ in range(8):
-        if not _spellings(_flat(text)):
+        if not _spelled(text):
             return text
         text = _replace_names(text)
     return text
 
 
 def _replace_names(text: str) -> str:
-    """Replace every disguised spelling of the wrapper's name with :data:`NEUTRALISED`."""
-    pieces: list[str] = []
-    origin: list[int] = []
-    for i, ch in enumerate(text):
-        folded = _fold_char(ch)
-        pieces.append(folded)
-        origin.extend([i] * len(folded))
-    flat = "".join(pieces)
+    """Replace every disguised spelling of the wrapper's name (in the text or a decoded reading of it) with
+    :data:`NEUTRALISED`: the characters it was spelled with, escapes whole."""
+    found = _found_in(text, None)
+    for reading, spans in readings_with_spans(text):
+        found += _found_in(reading, spans)
     out: list[str] = []
     last = 0
-    for start_at, end_at in _spellings(flat):
-        start, end = origin[start_at], origin[end_at - 1] + 1
-        out.append(text[last:start])
-        out.append(NEUTRALISED)
+    for start, end in sorted(found):
+        if end <= last:
+            continue
+        out.append(text[last:max(start, last)])
+        if start >= last:
+            out.append(NEUTRALISED)
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _found_in(view: str, spans: list[tuple[int, int]] | None) -> list[tuple[int, int]]:
+    """Where the name is spelled in ``view``, as spans of the text (``spans``: each view character's; None: the
+    view is the text)."""
+    pieces: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(view):
+        folded = _fold_char(ch)
+        pieces.append(folded)
+        origin.extend([i] * len(folded))
+    found = []
+    for start_at, end_at in _spellings("".join(pieces)):
+        first, last = origin[start_at], origin[end_at - 1]
+        found.append((first, last + 1) if spans is None else (spans[first][0], spans[last][1]))
+    return found

@@ -5,8 +5,11 @@ most often leak through tool output and arguments: provider API keys (``sk-...``
 ``xoxb-...``, AWS access keys, Google API keys, Stripe keys, and the prefixed tokens of GitLab, npm, Hugging Face,
 PyPI, Groq, Replicate, xAI, Perplexity, DigitalOcean, Shopify, SendGrid, Databricks, Linear, Notion, age, Atlassian
 and Slack webhooks), JWTs, bearer tokens, PEM private key blocks, cookie headers, Azure connection-string keys,
-passwords in URLs and ``password=...``-style assignments. In JSON-like values, the value of
-any key that names a secret (``password``, ``api_key``, ``authorization``, ...) is replaced whole.
+passwords in URLs and ``password=...``-style assignments, and credentials on command lines and in config
+snippets (``curl -u user:pass``, ``mysql -pPASS``, ``--password X``, ``--token X``, ``PGPASSWORD=... psql``,
+``Authorization: Basic ...``, ``.netrc`` lines: :mod:`toolrig._cmdline_secrets`; only the secret part is
+replaced). In JSON-like values, the value of any key that names a secret (``password``, ``api_key``,
+``authorization``, ...) is replaced whole.
 
 Example:
     >>> DEFAULT_REDACTOR.text("token: ghp_" + "a" * 36)
@@ -19,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from toolrig._cmdline_secrets import CMDLINE_RULES, argv_redacted
 
 __all__ = [
     "DEFAULT_REDACTOR",
@@ -135,13 +140,16 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule.of("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b",
             "AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA"),
     Rule.of("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", "AIza"),
-    Rule.of("bearer_token", r"(?i)\b(?:bearer|token)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", "bearer", "token",
+    Rule.of("bearer_token", r"(?i)\b(?:bearer|token)\s+(?P<secret>(?!--)[A-Za-z0-9._~+/-]{16,}=*)", "bearer", "token",
             fold=True),
     Rule.of("basic_auth", r"(?i)\bbasic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})", "basic", fold=True),
     Rule.of("cookie", r"(?im)^[ \t]*(?:set-)?cookie[ \t]*:[ \t]*(?P<secret>[^\r\n]+)", "cookie", fold=True),
     Rule.of("connection_string", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<secret>[^;\s\"']+)",
             "accountkey", "sharedaccess", fold=True),
-    Rule.of("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:(?P<secret>[^\s/@]+)@", "://"),
+    # The secret runs to the last "@" of the authority: an unencoded "@" in a password does not end it.
+    Rule.of("url_password", r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:(?P<secret>[^\s/?#"'<>]+)@""", "://"),
+    # Flags, tool options, environment names before the generic assignment below (whose value ends at a comma).
+    *(Rule.of(name, pattern, *hints, fold=True) for name, pattern, hints in CMDLINE_RULES),
     Rule.of("credential", r"(?i)(?<![A-Za-z0-9])(?<!page_)(?<!next_)(?<!page-)(?<!next-)(?:" + _SECRET_WORDS
             + r")[\"']?\s*[:=]\s*[\"']?(?P<secret>(?![\[{(])[^\s\"',;&}]{3,})",
             "passw", "secret", "key", "token", fold=True),
@@ -279,6 +287,10 @@ class Redactor:
             return self._mapping(value, depth)
         if isinstance(value, list | tuple):
             items = [self._value(v, depth + 1) for v in value]
+            if len(items) > 1 and type(value[0]) is str:  # an argv list: "-p", "PW" are secret only together
+                fixed = argv_redacted(list(value), self.text)
+                if fixed is not None:
+                    items = [self.text(f) if f is not v else it for f, v, it in zip(fixed, value, items, strict=True)]
             if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
             return items if isinstance(value, list) else tuple(items)

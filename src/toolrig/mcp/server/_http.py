@@ -69,7 +69,9 @@ def _split(value: str, *, origin: bool) -> tuple[str, str, str | None] | None:
     """``(scheme, host, port)`` of a Host (scheme ``""``) or Origin value, or None when it is not well formed.
 
     Only what a browser or an HTTP client sends is well formed: an ASCII host name or IP literal and an
-    optional numeric port (plus ``http(s)://`` for an Origin); no user-info, path, spaces, or trailing dot.
+    optional numeric port (plus ``http(s)://`` for an Origin); no user-info, path, spaces, or trailing dot (a
+    resolver may send ``localhost.`` to DNS, where a hostile network can rebind it: docs/mcp.md). The caller
+    lower-cases the value first: names and schemes are case-insensitive.
     """
     scheme = ""
     if origin:
@@ -153,7 +155,17 @@ class HostOriginGuard:
         if origins > 1 or (origin is not None and not self._allowed(origin, origin=True)):
             await Response("Invalid Origin header", status_code=403)(scope, receive, send)
             return
+        if host.lower() != host or (origin is not None and origin.lower() != origin):
+            scope = _lowered(scope)
         await self.app(scope, receive, send)
+
+
+def _lowered(scope: Scope) -> Scope:
+    """``scope`` with its (accepted) ``Host`` and ``Origin`` in lower case: host names and schemes are
+    case-insensitive, and what runs after the guard (the SDK's own check of both, exact and case-sensitive)
+    then sees the spelling it was configured with."""
+    headers = [(k, v.lower() if k in (b"host", b"origin") else v) for k, v in scope["headers"]]
+    return {**scope, "headers": headers}
 
 
 class _Direct:
@@ -242,9 +254,11 @@ def build_app(server: ToolServer, *, path: str = "/mcp", host: str = "127.0.0.1"
     """
     hosts = allowed_hosts_for(host, allowed_hosts)
     origins = _origins(hosts, allowed_origins)
+    # The guard accepts names in any case and hands on lower-cased Host / Origin values; the SDK compares exactly.
+    low_hosts = [h.lower() for h in hosts]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                         allowed_hosts=[h if ":" in h.split("]")[-1] else f"{h}:*" for h in hosts]
-                                         + hosts, allowed_origins=origins)
+                                         allowed_hosts=[h if ":" in h.split("]")[-1] else f"{h}:*" for h in low_hosts]
+                                         + low_hosts, allowed_origins=[o.lower() for o in origins])
     if event_store is None and not stateless:
         event_store = MemoryEventStore()
     manager = SessionManager(server, security=security, stateless=stateless, json_response=json_response,
