@@ -45,13 +45,15 @@ from toolrig._fence_escapes import CONTROLS as _CONTROLS
 from toolrig._fence_escapes import IGNORABLE as _IGNORABLE
 from toolrig._fence_escapes import readings, readings_with_spans
 
-__all__ = ["FENCE_TAG", "NEUTRALISED", "SYSTEM_PROMPT_SNIPPET", "closing_delimiter", "fence", "fence_strings",
-           "new_nonce", "opening_delimiter", "sanitize"]
+__all__ = ["FENCE_TAG", "NEUTRALISED", "SYSTEM_PROMPT_SNIPPET", "WITHHELD", "closing_delimiter", "fence",
+           "fence_strings", "new_nonce", "opening_delimiter", "sanitize"]
 
 FENCE_TAG = "external_tool_result"
 """The wrapper's tag name."""
 
 NEUTRALISED = "[neutralised delimiter]"
+WITHHELD = "[toolrig: output withheld: it spells the fence's name in a way that could not be neutralised]"
+"""What :func:`sanitize` returns for a text whose disguised delimiters survive every round of neutralising."""
 """What replaces anything in a payload that spells the wrapper's name."""
 
 SYSTEM_PROMPT_SNIPPET = f"""\
@@ -207,8 +209,8 @@ def _escape_match(m: re.Match[str]) -> str:
 
 
 def _tool_label(tool: str) -> str:
-    label = _TOOL_LABEL_UNSAFE.sub("_", tool[:64]) or "unknown"
-    return _neutralise_names(label)
+    label = _neutralise_names(_TOOL_LABEL_UNSAFE.sub("_", tool[:64]) or "unknown")
+    return "unknown" if label == WITHHELD else label
 
 
 # -- finding the wrapper's name in any disguise ------------------------------------------------------
@@ -275,11 +277,13 @@ def _spelled(text: str) -> bool:
 
 
 def _neutralise_names(text: str) -> str:
+    """``text`` with every spelling of the wrapper's name replaced; :data:`WITHHELD` when rounds of replacing
+    leave one (a spelling made by a replacement itself): the text is not handed on, never half-neutralised."""
     for _ in range(8):
         if not _spelled(text):
             return text
         text = _replace_names(text)
-    return text
+    return text if not _spelled(text) else WITHHELD
 
 
 def _replace_names(text: str) -> str:

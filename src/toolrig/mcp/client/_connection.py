@@ -70,20 +70,14 @@ class Connection:
 
     def __init__(self, target: Target, *, name: str, connect_timeout: float = 30.0,
                  reconnect: Retry = DEFAULT_RECONNECT, health_interval: float | None = 30.0,
-                 on_tools: ToolsListener | None = None,
-                 forwarder: Forwarder | None = None, errlog: TextIO | None = None,
-                 client_info: mcp_types.Implementation | None = None, auth: Any = None,
-                 sandbox: Any = None, direct_calls: bool = True) -> None:
-        self.target = target
-        self.name = name
-        self.connect_timeout = connect_timeout
-        self.reconnect = reconnect
-        self.health_interval = health_interval
+                 on_tools: ToolsListener | None = None, forwarder: Forwarder | None = None,
+                 errlog: TextIO | None = None, client_info: mcp_types.Implementation | None = None,
+                 auth: Any = None, sandbox: Any = None, direct_calls: bool = True) -> None:
+        self.target, self.name, self.connect_timeout = target, name, connect_timeout
+        self.reconnect, self.health_interval = reconnect, health_interval
         self._on_tools = on_tools
         self.forwarder = forwarder or Forwarder(name=name)
-        self._errlog = errlog
-        self._auth = auth
-        self._sandbox = sandbox
+        self._errlog, self._auth, self._sandbox = errlog, auth, sandbox
         self._client_info = client_info or mcp_types.Implementation(name="toolrig", version=_version())
         self.health = ServerHealth(server=name)
         self._client: Client | None = None
