@@ -237,3 +237,31 @@ async def test_an_http_server_dying_mid_call_fails_the_call_at_once_and_is_recon
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+
+async def test_a_server_that_cannot_be_reached_is_unavailable_to_the_model() -> None:
+    """A call whose server is gone was never sent: the model reads kind ``unavailable`` (retryable), which the
+    breaker counts and fallbacks act on, not an ``execution_error`` of the tool."""
+    from toolrig import Runtime, ToolCall
+    from toolrig._outcome import ErrorKind
+
+    peer = peer_http("http")
+    url = peer.__enter__()
+    stopped = False
+    try:
+        async with MCPToolset(url, prefix="net", connect_timeout=2, health_interval=None) as ts:
+            runtime = Runtime(ts, audit=False, approval=lambda *a: True)
+            assert (await runtime.call(ToolCall(name="net__echo", arguments={"text": "up"}))).ok
+            peer.__exit__(None, None, None)
+            stopped = True
+            outcomes = [await runtime.call(ToolCall(name="net__echo", arguments={"text": f"down {i}"}))
+                        for i in range(3)]
+            await runtime.aclose()
+    finally:
+        if not stopped:
+            peer.__exit__(None, None, None)
+    kinds = [o.error.kind for o in outcomes if o.error is not None]
+    assert len(kinds) == 3 and ErrorKind.UNAVAILABLE in kinds, kinds
+    unavailable = next(o.error for o in outcomes if o.error is not None and o.error.kind is ErrorKind.UNAVAILABLE)
+    assert unavailable.retryable and "cannot run now" in unavailable.message

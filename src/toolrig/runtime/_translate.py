@@ -16,6 +16,7 @@ from toolrig.errors import (
     ExecutorUnavailable,
     GuardError,
     InjectionError,
+    MCPUnavailableError,
     ModelRetry,
     PathDenied,
     RateLimitedError,
@@ -78,6 +79,8 @@ def error_from_exception(exc: BaseException, *, tool: str) -> ToolError:
         return ToolError.of(ErrorKind.OUTPUT_TOO_LARGE, _short(exc), limit=exc.limit, server=exc.server)
     if isinstance(exc, ModelRetry):
         return ToolError.of(ErrorKind.RETRY_REQUESTED, _short(exc))
+    if isinstance(exc, MCPUnavailableError):  # the server cannot be reached: the request was never sent
+        return ToolError.of(ErrorKind.UNAVAILABLE, f"{tool} cannot run now: {_short(exc)}", retryable=True)
     if isinstance(exc, TransientError):
         return ToolError.of(ErrorKind.EXECUTION_ERROR, _short(exc), retryable=True)
     if isinstance(exc, ToolFailure):
