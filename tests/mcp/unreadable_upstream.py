@@ -7,7 +7,10 @@ what no SDK would let it list).
 ``UNREADABLE_SPEC`` (JSON): ``pages`` (the listing: a list of pages, each a list of raw entries, joined by
 ``nextCursor`` ``"page-2"``, ``"page-3"``, ...; an entry ``{"$huge": NAME}`` stands for a tool of that name whose
 description is a million and one characters), ``later`` (pages listed after a call of the tool ``switch``, which
-then announces ``notifications/tools/list_changed``; stdio only), ``meta`` (the ``_meta`` of every page).
+then announces ``notifications/tools/list_changed``; stdio only), ``meta`` (the ``_meta`` of every page),
+``resources``, ``templates``, ``prompts`` (pages of raw entries of ``resources/list``, ``resources/templates/list``,
+``prompts/list`` the same way; with either the server has that capability: a read answers ``read <uri>``, a get
+``got <name>``, each logged as ``read:<uri>`` / ``get:<name>``).
 ``UNREADABLE_STATE`` (a path): once that file exists its JSON is the pages listed (``switch`` writes ``later``
 there, so a restarted server lists them too; a test may write it and ask for a listing). ``UNREADABLE_LOG`` (a
 path): the name of every tool called is appended, one a line (as JSON), so a test can see what reached this
@@ -28,6 +31,8 @@ LOG = os.environ.get("UNREADABLE_LOG")
 STATE = os.environ.get("UNREADABLE_STATE")
 LOCK = threading.Lock()
 HUGE = 1_000_001
+CONTENT = {"resources/list": ("resources", "resources"), "resources/templates/list": ("templates", "resourceTemplates"),
+           "prompts/list": ("prompts", "prompts")}
 
 
 def note(name: object) -> None:
@@ -49,13 +54,13 @@ def expand(entry: Any) -> Any:
     return entry
 
 
-def page(cursor: object) -> dict[str, Any]:
-    pages = listed()
+def page(cursor: object, pages: list[Any] | None = None, key: str = "tools") -> dict[str, Any]:
+    pages = listed() if pages is None else pages
     index = 0
     if isinstance(cursor, str) and cursor.startswith("page-"):
         index = int(cursor.removeprefix("page-")) - 1
     entries = pages[index] if index < len(pages) else []
-    result: dict[str, Any] = {"tools": [expand(e) for e in entries] if isinstance(entries, list) else entries}
+    result: dict[str, Any] = {key: [expand(e) for e in entries] if isinstance(entries, list) else entries}
     if index + 1 < len(pages):
         result["nextCursor"] = f"page-{index + 2}"
     if "meta" in SPEC:
@@ -69,11 +74,24 @@ def answer(message: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
     if request_id is None:
         return None, False
     if method == "initialize":
-        result: dict[str, Any] = {"protocolVersion": params["protocolVersion"],
-                                  "capabilities": {"tools": {"listChanged": True}},
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}}
+        if "resources" in SPEC or "templates" in SPEC:
+            capabilities["resources"] = {}
+        if "prompts" in SPEC:
+            capabilities["prompts"] = {}
+        result: dict[str, Any] = {"protocolVersion": params["protocolVersion"], "capabilities": capabilities,
                                   "serverInfo": {"name": "unreadable", "version": "1"}}
     elif method == "tools/list":
         result = page(params.get("cursor"))
+    elif method in CONTENT:
+        spec_key, key = CONTENT[method]
+        result = page(params.get("cursor"), list(SPEC.get(spec_key, [[]])), key)
+    elif method == "resources/read":
+        note(f"read:{params.get('uri')}")
+        result = {"contents": [{"uri": params.get("uri"), "text": f"read {params.get('uri')}"}]}
+    elif method == "prompts/get":
+        note(f"get:{params.get('name')}")
+        result = {"messages": [{"role": "user", "content": {"type": "text", "text": f"got {params.get('name')}"}}]}
     elif method == "tools/call":
         name = params.get("name")
         note(name)

@@ -32,7 +32,7 @@ from toolrig.errors import MCPCallError, MCPMaybeRanError, MCPUnavailableError, 
 from toolrig.mcp.client import _direct_call as direct
 from toolrig.mcp.client._direct_call import DirectCalls
 from toolrig.mcp.client._forward import Forwarder
-from toolrig.mcp.client._listing import Unreadable, unreadable_of
+from toolrig.mcp.client._listing import Unreadable, error_text, unreadable_of
 from toolrig.mcp.client._transports import message_limit, open_transport
 from toolrig.mcp.shared import ServerHealth, Target, is_too_large
 
@@ -395,7 +395,7 @@ def _describe(exc: BaseException) -> str:
         return _describe(cause)
     if isinstance(exc, TimeoutError):
         return "timed out"
-    text = str(exc).strip()
+    text = error_text(exc)  # pydantic's own text quotes what the server sent: never shown
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

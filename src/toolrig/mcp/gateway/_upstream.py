@@ -40,7 +40,7 @@ from mcp import MCPError, UriTemplate
 
 from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import MCPUnavailableError
-from toolrig.mcp.client import MCPServers, MCPToolset
+from toolrig.mcp.client import MCPServers, MCPToolset, Unreadable, unreadable_of
 from toolrig.mcp.gateway._content_tools import (
     ContentToolset,
     PromptGetter,
@@ -59,39 +59,49 @@ __all__ = ["UpstreamContent", "list_offers"]
 log = logging.getLogger("toolrig.mcp.gateway")
 
 _MAX_PAGES = 50
-_LISTS: dict[str, tuple[str, str]] = {"resource": ("list_resources", "resources"),
-                                      "template": ("list_resource_templates", "resource_templates"),
-                                      "prompt": ("list_prompts", "prompts")}
+_LISTS: dict[str, tuple[str, str, str]] = {
+    "resource": ("list_resources", "resources", "resources/list"),
+    "template": ("list_resource_templates", "resource_templates", "resources/templates/list"),
+    "prompt": ("list_prompts", "prompts", "prompts/list")}
 Offered = Callable[[str, Mapping[str, Any]], bool]
 """``offered(content tool, arguments)``: does ``ALLOWED_TOOLS`` leave this read or get in?"""
 
 
 async def list_offers(server: MCPToolset, what: PinKind) -> list[dict[str, Any]]:
-    """Every resource, template or prompt ``server`` lists now (MCP JSON), [] when it has none or is down."""
-    method, attribute = _LISTS[what]
+    """Every resource, template or prompt ``server`` lists now (MCP JSON), [] when it has none or is down (its
+    unreadable entries are left out)."""
+    return (await _list(server, what))[0]
 
-    async def fetch(client: Any) -> list[Any]:
+
+async def _list(server: MCPToolset, what: PinKind) -> tuple[list[dict[str, Any]], list[Unreadable]]:
+    """What ``server`` lists of ``what`` now, and the entries of it no reader can use (left out: an unreadable one
+    costs only itself; a page of which every entry is unreadable fails the listing, as before)."""
+    method, attribute, request = _LISTS[what]
+
+    async def fetch(client: Any) -> tuple[list[Any], list[Unreadable]]:
         capabilities = client.server_capabilities
         if (capabilities.prompts if what == "prompt" else capabilities.resources) is None:
-            return []
+            return [], []
         items: list[Any] = []
+        unreadable: list[Unreadable] = []
         cursor: str | None = None
-        for _ in range(_MAX_PAGES):
+        for number in range(1, _MAX_PAGES + 1):
             page = await getattr(client, method)(cursor=cursor)
             items.extend(getattr(page, attribute))
+            unreadable.extend(unreadable_of(page, number, request))
             cursor = page.next_cursor
             if not cursor:
                 break
-        return items
+        return items, unreadable
 
     if not server.connection.connected:
-        return []
+        return [], []
     try:
-        found = await server.connection.request(fetch)
+        found, unreadable = await server.connection.request(fetch)
     except (MCPError, MCPUnavailableError) as exc:
         log.info("server %s: listing %ss failed: %s", server.name, what, exc)
-        return []
-    return [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in found]
+        return [], []
+    return [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in found], unreadable
 
 
 def _unknown(what: str) -> MCPError:
@@ -158,22 +168,32 @@ class UpstreamContent:
                 offers: dict[str, list[Offer]] = {}
                 refused: dict[str, list[Blocked]] = {}
                 for up in self._ups.values():
-                    offers[up.name], refused[up.name] = self._offers(up, what, await list_offers(up.server, what))
+                    offers[up.name], refused[up.name] = self._offers(up, what, *await _list(up.server, what))
                 own = {up.name: [getattr(t, "remote_name", t.name) for t in up.server.list()]
                        for up in self._ups.values()}
                 self.review.decide(what, offers, refused=refused, own_tools=own)
 
-    def _offers(self, up: _Upstream, what: PinKind, listed: Sequence[dict[str, Any]]
-                ) -> tuple[list[Offer], list[Blocked]]:
+    def _offers(self, up: _Upstream, what: PinKind, listed: Sequence[dict[str, Any]],
+                unreadable: Sequence[Unreadable] = ()) -> tuple[list[Offer], list[Blocked]]:
+        def local_of(remote: str) -> str:
+            return local_name(remote, up.namespace if up.namespaced else None) if what == "prompt" else up.served(
+                remote)
+
+        # an unreadable entry is left out, and still claims its URI (name): a readable one listed under it too is
+        # ambiguous (which one the server means is unknown), so neither is offered
+        refused = [Blocked(tool=local_of(u.shown), server=up.name, remote=u.shown, kind="quarantined", what=what,
+                           reasons=(f"its entry in the listing is unreadable: {u.reason}",)) for u in unreadable]
+        claimed = {u.name for u in unreadable if u.name is not None}
         offers: list[Offer] = []
-        refused: list[Blocked] = []
         others = [u.namespace for u in self._ups.values() if u is not up]
         for definition in listed:
             remote = str(definition.get("uriTemplate" if what == "template" else "uri" if what == "resource"
                                         else "name"))
-            local = local_name(remote, up.namespace if up.namespaced else None) if what == "prompt" else up.served(
-                remote)
+            local = local_of(remote)
             problem = self._problem(up, what, remote, others)
+            if remote in claimed:
+                problem = (f"{what} {remote!r} is also listed by an unreadable entry: which one the server means is "
+                           "unknown, so neither is offered")
             if problem is None:
                 offers.append(Offer(what=what, server=up.name, local=local, remote=remote, definition=definition))
             else:
