@@ -12,6 +12,7 @@ by neither. A page of which every entry is unreadable fails the listing, as befo
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ async def test_a_page_where_every_entry_is_unreadable_fails_the_listing_as_befor
 
 
 async def test_the_gateway_serves_the_good_resources_and_prompts_and_reports_each_unreadable_one(
-        tmp_path: Path) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="toolrig.mcp.gateway")
     entry = stdio_entry(tmp_path, [[ECHO]], **SPEC)
     async with gateway(tmp_path, {"up": entry}) as (url, gw), Client(url, mode="legacy") as client:
         listed = sorted(r.uri for r in (await client.list_resources()).resources)
@@ -131,4 +133,7 @@ async def test_the_gateway_serves_the_good_resources_and_prompts_and_reports_eac
         assert {(b["what"], b["remote"]) for b in report["blocked"]} >= set(blocked)
         text = startup_text(report)
         assert "\x1b" not in text and "\u202e" not in text and "SECRET" not in text
+        await client.list_resources()  # listed again: each is logged once
+        logged = [r.getMessage() for r in caplog.records if "described.txt" in r.getMessage()]
+        assert len(logged) == 1 and "unreadable: description" in logged[0]
     assert calls(tmp_path) == ["read:file:///good.txt", "get:greet", "read:file:///t/a"]
