@@ -7,7 +7,8 @@ not a list, an entry that is not an object, a URI hiding control characters, a b
 good ones stay listed and usable through the client toolset and through the gateway (served by our server, called
 by the official SDK's client); each bad one is never listed, is reported (escaped, with a reason that never quotes
 the server's values) and never reached; a URI or name that a readable and an unreadable entry both claim is offered
-by neither. A page of which every entry is unreadable fails the listing, as before.
+by neither. A page of which every entry is unreadable fails the toolset's listing, as before; through the gateway
+that server then offers none of them, and the other servers' stay listed.
 """
 
 from __future__ import annotations
@@ -137,3 +138,24 @@ async def test_the_gateway_serves_the_good_resources_and_prompts_and_reports_eac
         logged = [r.getMessage() for r in caplog.records if "described.txt" in r.getMessage()]
         assert len(logged) == 1 and "unreadable: description" in logged[0]
     assert calls(tmp_path) == ["read:file:///good.txt", "get:greet", "read:file:///t/a"]
+
+
+async def test_a_server_whose_whole_page_is_unreadable_offers_nothing_and_the_others_stay_listed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Through the gateway: one upstream whose resources (or prompts) page has no readable entry contributes none
+    of them — logged in one line without its values — and the listing of every other upstream still answers."""
+    caplog.set_level(logging.WARNING, logger="toolrig.mcp.gateway")
+    (tmp_path / "good").mkdir()
+    (tmp_path / "bad").mkdir()
+    good = {**stdio_entry(tmp_path / "good", [[ECHO]], resources=[[GOOD]], prompts=[[{"name": "greet"}]]),
+            "prefix": "good"}
+    bad = {**stdio_entry(tmp_path / "bad", [[ECHO]], resources=[[{"uri": 5, "name": "SECRET-NAME"}, "x"]],
+                         prompts=[[{"uri": "x"}]]), "prefix": "bad"}
+    async with gateway(tmp_path, {"good": good, "bad": bad}) as (url, _gw), Client(url, mode="legacy") as client:
+        listed = [r.uri for r in (await client.list_resources()).resources]
+        assert listed == ["toolrig://good/file:///good.txt"]
+        assert [p.name for p in (await client.list_prompts()).prompts] == ["good__greet"]
+        tools = sorted(t.name for t in (await client.list_tools()).tools)
+        assert tools == ["bad__echo", "good__echo"]  # its tools are not touched
+    logged = [r.getMessage() for r in caplog.records if "cannot be read, none offered" in r.getMessage()]
+    assert logged and all("\n" not in m and "SECRET-NAME" not in m for m in logged)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from toolrig.mcp.client._config import MCPServers, expand_servers, from_config, read_servers, server_namespaces
 from toolrig.mcp.client._forward_gate import ForwardGate, ForwardRules, gate_from_config
-from toolrig.mcp.client._listing import Unreadable, unreadable_of
+from toolrig.mcp.client._listing import Unreadable, error_text, unreadable_of
 from toolrig.mcp.client._recovery import probe_on_reconnect, upstream_servers
 from toolrig.mcp.client._sandboxed import server_sandbox
 from toolrig.mcp.client._tool import MCPTool
@@ -21,6 +21,7 @@ __all__ = [
     "MCPTool",
     "MCPToolset",
     "Unreadable",
+    "error_text",
     "expand_servers",
     "from_config",
     "gate_from_config",

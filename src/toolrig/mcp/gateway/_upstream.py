@@ -37,10 +37,11 @@ from typing import Any
 import anyio
 import mcp_types
 from mcp import MCPError, UriTemplate
+from pydantic import ValidationError
 
 from toolrig import ToolCall, ToolOutcome
 from toolrig.errors import MCPUnavailableError
-from toolrig.mcp.client import MCPServers, MCPToolset, Unreadable, unreadable_of
+from toolrig.mcp.client import MCPServers, MCPToolset, Unreadable, error_text, unreadable_of
 from toolrig.mcp.gateway._content_tools import (
     ContentToolset,
     PromptGetter,
@@ -75,7 +76,8 @@ async def list_offers(server: MCPToolset, what: PinKind) -> list[dict[str, Any]]
 
 async def _list(server: MCPToolset, what: PinKind) -> tuple[list[dict[str, Any]], list[Unreadable]]:
     """What ``server`` lists of ``what`` now, and the entries of it no reader can use (left out: an unreadable one
-    costs only itself; a page of which every entry is unreadable fails the listing, as before)."""
+    costs only itself; a page of which every entry is unreadable costs this server's whole listing, logged, and
+    never the other servers')."""
     method, attribute, request = _LISTS[what]
 
     async def fetch(client: Any) -> tuple[list[Any], list[Unreadable]]:
@@ -100,6 +102,9 @@ async def _list(server: MCPToolset, what: PinKind) -> tuple[list[dict[str, Any]]
         found, unreadable = await server.connection.request(fetch)
     except (MCPError, MCPUnavailableError) as exc:
         log.info("server %s: listing %ss failed: %s", server.name, what, exc)
+        return [], []
+    except ValidationError as exc:  # no entry of a page could be read: this server offers none, the others do
+        log.warning("server %s: its %ss cannot be read, none offered: %s", server.name, what, error_text(exc))
         return [], []
     return [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in found], unreadable
 
