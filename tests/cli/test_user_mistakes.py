@@ -153,21 +153,19 @@ def test_scanning_a_config_that_does_not_exist(tmp_path: Path) -> None:
     assert line == "error: no such config file: toolrig.tolm.toml"
 
 
-@pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
-@pytest.mark.parametrize("transport", ["--http", "--stdio"])
-def test_serve_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: int, said: str, transport: str) -> None:
-    """Stopped by SIGTERM or Ctrl-C, `toolrig serve` ends with one line saying so (no traceback) and 143 / 130."""
+def _stopped_by(tmp_path: Path, args: list[str], ready: str, how: signal.Signals, code: int, *,
+                stdin: int) -> str:
+    """Run ``toolrig ARGS`` until its stderr shows ``ready`` (polled, at most 120 s), send ``how``, check the exit
+    code; its stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRIG_")}
     env["TOOLRIG_MCP_STATE"] = str(tmp_path / "mcp.db")
-    argv = [sys.executable, "-m", "toolrig", "serve", "--root", str(tmp_path)]
-    argv += ["--http", "127.0.0.1:0"] if transport == "--http" else ["--stdio"]
-    log = tmp_path / "serve.log"
+    log = tmp_path / "stderr.log"
     with open(log, "wb") as err:
-        proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                stderr=err)
+        proc = subprocess.Popen([sys.executable, "-m", "toolrig", *args], cwd=tmp_path, env=env, stdin=stdin,
+                                stdout=subprocess.DEVNULL, stderr=err)
         try:
-            for _ in range(1200):  # the startup report is printed once it serves (at most 120 s)
-                if "Inspect it with" in log.read_text(encoding="utf-8", errors="replace") or proc.poll() is not None:
+            for _ in range(1200):
+                if ready in log.read_text(encoding="utf-8", errors="replace") or proc.poll() is not None:
                     break
                 time.sleep(0.1)
             proc.send_signal(how)
@@ -176,11 +174,20 @@ def test_serve_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: in
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=10)
-            assert proc.stdin is not None
-            proc.stdin.close()
+            if proc.stdin is not None:
+                proc.stdin.close()
     text = log.read_text(encoding="utf-8")
-    assert text.splitlines()[-1] == f"toolrig serve: stopped ({said})", text
     assert "Traceback" not in text
+    return text
+
+
+@pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
+@pytest.mark.parametrize("transport", ["--http", "--stdio"])
+def test_serve_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: int, said: str, transport: str) -> None:
+    """Stopped by SIGTERM or Ctrl-C, `toolrig serve` ends with one line saying so (no traceback) and 143 / 130."""
+    args = ["serve", "--root", str(tmp_path), *(["--http", "127.0.0.1:0"] if transport == "--http" else ["--stdio"])]
+    text = _stopped_by(tmp_path, args, "Inspect it with", how, code, stdin=subprocess.PIPE)
+    assert text.splitlines()[-1] == f"toolrig serve: stopped ({said})", text
 
 
 def test_a_root_that_is_a_file_is_not_called_missing(tmp_path: Path) -> None:
@@ -192,24 +199,6 @@ def test_a_root_that_is_a_file_is_not_called_missing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
 def test_the_console_says_how_it_stopped(tmp_path: Path, how: signal.Signals, code: int, said: str) -> None:
     pytest.importorskip("starlette")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRIG_")}
-    env["TOOLRIG_MCP_STATE"] = str(tmp_path / "mcp.db")
-    log = tmp_path / "console.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "toolrig", "console", "--root", str(tmp_path)], cwd=tmp_path,
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        try:
-            for _ in range(1200):  # the URL is printed once it listens (at most 120 s)
-                shown = log.read_text(encoding="utf-8", errors="replace")
-                if "this run's password" in shown or proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-            proc.send_signal(how)
-            assert proc.wait(timeout=60) == code, log.read_text()
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-    text = log.read_text(encoding="utf-8")
+    text = _stopped_by(tmp_path, ["console", "--root", str(tmp_path)], "this run's password", how, code,
+                       stdin=subprocess.DEVNULL)
     assert text.splitlines()[-1] == f"toolrig console: stopped ({said})", text
-    assert "Traceback" not in text
